@@ -1,0 +1,21 @@
+// ms_bcewl extension (no CANN counterpart) of the host build of libms_bcewl.so.
+#ifndef MS_BCEWL_MS_BCEWL_HOST_H_
+#define MS_BCEWL_MS_BCEWL_HOST_H_
+
+#include "acl/acl_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// The message of the most recent failure on ANY thread ("" when none yet). aclGetRecentErrMsg() is per thread,
+// but MindSpore runs kernels on its own threads, so a caller on another thread (Python through ctypes) reads this
+// process-wide copy instead. Like aclGetRecentErrMsg(), reading does not clear it: a message stays until a later
+// failure replaces it. The pointer is valid until the calling thread calls this function again.
+ACL_FUNC_VISIBILITY const char *msBcewlLastErrorMessage(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // MS_BCEWL_MS_BCEWL_HOST_H_

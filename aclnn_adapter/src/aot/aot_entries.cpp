@@ -1,0 +1,237 @@
+// MindSpore AOT entry points (ops.Custom(func_type="aot")) for the host backend.
+//
+// Each entry translates MindSpore's raw arguments into aclTensor views and runs the two-phase aclnn API, so the
+// MindSpore path and a C++ caller of aclnn exercise the same checks and kernels.
+//
+// How variants reach the kernel: one exported symbol per (operation, weight/pos_weight presence, reduction),
+// named ms_bcewl_<operation>_<variant>_<reduction> (variant: plain, w, p, wp). The alternative, primitive attrs
+// read through AotExtra, would tie this library to the C++ ABI (std::string by value, vtable layout) of one
+// MindSpore build; a name costs nothing at run time, keeps InferShape free of attrs, and lets one Python
+// primitive per variant be built once and cached. Absent optional inputs are simply not passed.
+//
+// Failures are thrown as std::runtime_error: MindSpore reports a non-zero return code as a bare number, while an
+// exception's message reaches the Python caller as the RuntimeError text.
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
+#include "aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h"
+#include "aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h"
+#include "aclnnop/aclnn_binary_cross_entropy_with_logits_weight_backward.h"
+
+#define MS_BCEWL_AOT_EXPORT __attribute__((visibility("default")))
+
+namespace {
+
+constexpr int kMaxRank = 8;
+
+enum class Operation { kForward, kInputGrad, kTargetGrad, kWeightGrad, kPosWeightGrad };
+
+enum Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
+
+struct AotCall {
+  int nparam;
+  void **params;
+  int *ndims;
+  int64_t **shapes;
+  const char **dtypes;
+};
+
+struct Layout {
+  Operation operation;
+  bool has_weight;
+  bool has_pos_weight;
+
+  // Inputs in MindSpore order: [grad_output,] input, target, [weight,] [pos_weight]; then one output.
+  int first_input() const { return operation == Operation::kForward ? 0 : 1; }
+  int weight_index() const { return has_weight ? first_input() + 2 : -1; }
+  int pos_weight_index() const { return has_pos_weight ? first_input() + 2 + (has_weight ? 1 : 0) : -1; }
+  int input_count() const { return first_input() + 2 + (has_weight ? 1 : 0) + (has_pos_weight ? 1 : 0); }
+  int output_index() const { return input_count(); }
+};
+
+[[noreturn]] void Fail(const std::string &what) { throw std::runtime_error("ms_bcewl: " + what); }
+
+aclDataType DataTypeFromName(const char *name, int index) {
+  if (name == nullptr) Fail("argument " + std::to_string(index) + " has no dtype");
+  if (std::strcmp(name, "float32") == 0) return ACL_FLOAT;
+  if (std::strcmp(name, "float16") == 0) return ACL_FLOAT16;
+  if (std::strcmp(name, "bfloat16") == 0) return ACL_BF16;
+  Fail("argument " + std::to_string(index) + " has unsupported dtype " + name +
+       " (supported: float16, float32, bfloat16)");
+}
+
+struct TensorDeleter {
+  void operator()(aclTensor *tensor) const { aclDestroyTensor(tensor); }
+};
+using TensorHandle = std::unique_ptr<aclTensor, TensorDeleter>;
+
+TensorHandle MakeContiguousTensor(const AotCall &call, int index) {
+  const int rank = call.ndims[index];
+  if (rank < 0 || rank > kMaxRank) {
+    Fail("argument " + std::to_string(index) + " has rank " + std::to_string(rank) + "; at most 8 is supported");
+  }
+  if (rank > 0 && call.shapes[index] == nullptr) Fail("argument " + std::to_string(index) + " has no shape");
+  const int64_t *dims = call.shapes[index];
+  std::vector<int64_t> strides(rank, 1);
+  for (int d = rank - 2; d >= 0; --d) strides[d] = strides[d + 1] * dims[d + 1];
+  aclTensor *tensor = aclCreateTensor(dims, rank, DataTypeFromName(call.dtypes[index], index), strides.data(), 0,
+                                      ACL_FORMAT_ND, dims, rank, call.params[index]);
+  if (tensor == nullptr) Fail(aclGetRecentErrMsg());
+  return TensorHandle(tensor);
+}
+
+TensorHandle MakeOptionalTensor(const AotCall &call, int index) {
+  return index < 0 ? TensorHandle() : MakeContiguousTensor(call, index);
+}
+
+void ThrowOnError(aclnnStatus status, const char *phase) {
+  if (status != ACLNN_SUCCESS) {
+    Fail(std::string(aclGetRecentErrMsg()) + " [" + phase + " returned aclnn status " + std::to_string(status) + "]");
+  }
+}
+
+// The workspace buffer is reused across calls on the same thread: no allocation per call once it has grown.
+void *ThreadWorkspace(uint64_t size) {
+  thread_local std::vector<unsigned char> buffer;
+  if (size == 0) return nullptr;
+  if (buffer.size() < size) buffer.resize(size);
+  return buffer.data();
+}
+
+using PhaseTwo = aclnnStatus (*)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+
+struct PhaseOneArgs {
+  const aclTensor *grad_output;
+  const aclTensor *input;
+  const aclTensor *target;
+  const aclTensor *weight;
+  const aclTensor *pos_weight;
+  int64_t reduction;
+  aclTensor *out;
+};
+
+aclnnStatus PlanForOperation(Operation operation, const PhaseOneArgs &a, uint64_t *workspace_size,
+                             aclOpExecutor **executor, PhaseTwo *run) {
+  switch (operation) {
+    case Operation::kForward:
+      *run = aclnnBinaryCrossEntropyWithLogits;
+      return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(a.input, a.target, a.weight, a.pos_weight,
+                                                               a.reduction, a.out, workspace_size, executor);
+    case Operation::kInputGrad:
+      *run = aclnnBinaryCrossEntropyWithLogitsBackward;
+      return aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(
+          a.grad_output, a.input, a.target, a.weight, a.pos_weight, a.reduction, a.out, workspace_size, executor);
+    case Operation::kTargetGrad:
+      *run = aclnnBinaryCrossEntropyWithLogitsTargetBackward;
+      return aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(
+          a.grad_output, a.input, a.target, a.weight, a.pos_weight, a.reduction, a.out, workspace_size, executor);
+    case Operation::kWeightGrad:
+      *run = aclnnBinaryCrossEntropyWithLogitsWeightBackward;
+      return aclnnBinaryCrossEntropyWithLogitsWeightBackwardGetWorkspaceSize(
+          a.grad_output, a.input, a.target, a.weight, a.pos_weight, a.reduction, a.out, workspace_size, executor);
+    case Operation::kPosWeightGrad:
+      *run = aclnnBinaryCrossEntropyWithLogitsPosWeightBackward;
+      return aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorkspaceSize(
+          a.grad_output, a.input, a.target, a.weight, a.pos_weight, a.reduction, a.out, workspace_size, executor);
+  }
+  Fail("unknown operation");
+}
+
+void CheckCall(const Layout &layout, const AotCall &call) {
+  const int expected = layout.input_count() + 1;
+  if (call.nparam != expected) {
+    Fail("expected " + std::to_string(expected) + " arguments (inputs and output), got " +
+         std::to_string(call.nparam));
+  }
+  if (call.params == nullptr || call.ndims == nullptr || call.shapes == nullptr || call.dtypes == nullptr) {
+    Fail("MindSpore passed a null argument table");
+  }
+}
+
+void Launch(const Layout &layout, int64_t reduction, const AotCall &call) {
+  CheckCall(layout, call);
+  const int first = layout.first_input();
+  TensorHandle grad_output = first == 0 ? TensorHandle() : MakeContiguousTensor(call, 0);
+  TensorHandle input = MakeContiguousTensor(call, first);
+  TensorHandle target = MakeContiguousTensor(call, first + 1);
+  TensorHandle weight = MakeOptionalTensor(call, layout.weight_index());
+  TensorHandle pos_weight = MakeOptionalTensor(call, layout.pos_weight_index());
+  TensorHandle out = MakeContiguousTensor(call, layout.output_index());
+  const PhaseOneArgs args{grad_output.get(), input.get(), target.get(), weight.get(),
+                          pos_weight.get(), reduction, out.get()};
+  uint64_t workspace_size = 0;
+  aclOpExecutor *executor = nullptr;
+  PhaseTwo run = nullptr;
+  ThrowOnError(PlanForOperation(layout.operation, args, &workspace_size, &executor, &run), "GetWorkspaceSize");
+  void *workspace = nullptr;
+  try {
+    workspace = ThreadWorkspace(workspace_size);
+  } catch (const std::bad_alloc &) {
+    aclDestroyAclOpExecutor(executor);
+    Fail("could not allocate a workspace of " + std::to_string(workspace_size) + " bytes");
+  }
+  ThrowOnError(run(workspace, workspace_size, executor, nullptr), "launch");
+}
+
+std::vector<int64_t> ShapeOf(int *ndims, int64_t **shapes, int index) {
+  if (ndims == nullptr || shapes == nullptr || ndims[index] < 0 || ndims[index] > kMaxRank) {
+    Fail("infer shape received an invalid shape table");
+  }
+  return std::vector<int64_t>(shapes[index], shapes[index] + ndims[index]);
+}
+
+// Output shapes: the loss keeps input's shape for 'none' and is 0-d otherwise; each gradient has its argument's.
+std::vector<int64_t> InferShape(const Layout &layout, int64_t reduction, int *ndims, int64_t **shapes) {
+  switch (layout.operation) {
+    case Operation::kForward:
+      return reduction == kNone ? ShapeOf(ndims, shapes, 0) : std::vector<int64_t>{};
+    case Operation::kInputGrad:
+      return ShapeOf(ndims, shapes, layout.first_input());
+    case Operation::kTargetGrad:
+      return ShapeOf(ndims, shapes, layout.first_input() + 1);
+    case Operation::kWeightGrad:
+      return ShapeOf(ndims, shapes, layout.weight_index());
+    case Operation::kPosWeightGrad:
+      return ShapeOf(ndims, shapes, layout.pos_weight_index());
+  }
+  Fail("unknown operation");
+}
+
+}  // namespace
+
+#define MS_BCEWL_AOT_ENTRY(op_token, operation, variant, has_w, has_p, red_token, reduction)                      \
+  extern "C" MS_BCEWL_AOT_EXPORT int ms_bcewl_##op_token##_##variant##_##red_token(                               \
+      int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *, void *) {             \
+    Launch(Layout{operation, has_w, has_p}, reduction, AotCall{nparam, params, ndims, shapes, dtypes});           \
+    return 0;                                                                                                     \
+  }                                                                                                               \
+  extern "C" MS_BCEWL_AOT_EXPORT std::vector<int64_t> ms_bcewl_##op_token##_##variant##_##red_token##InferShape( \
+      int *ndims, int64_t **shapes, void *) {                                                                     \
+    return InferShape(Layout{operation, has_w, has_p}, reduction, ndims, shapes);                                 \
+  }
+
+#define MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(op_token, operation, variant, has_w, has_p) \
+  MS_BCEWL_AOT_ENTRY(op_token, operation, variant, has_w, has_p, none, kNone)           \
+  MS_BCEWL_AOT_ENTRY(op_token, operation, variant, has_w, has_p, mean, kMean)           \
+  MS_BCEWL_AOT_ENTRY(op_token, operation, variant, has_w, has_p, sum, kSum)
+
+// Forward, dx and dy exist for every variant; dw only where a weight is given, dp only where a pos_weight is.
+#define MS_BCEWL_AOT_COMMON_ENTRIES(variant, has_w, has_p)                                               \
+  MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(forward, Operation::kForward, variant, has_w, has_p)              \
+  MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(input_grad, Operation::kInputGrad, variant, has_w, has_p)         \
+  MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(target_grad, Operation::kTargetGrad, variant, has_w, has_p)
+
+MS_BCEWL_AOT_COMMON_ENTRIES(plain, false, false)
+MS_BCEWL_AOT_COMMON_ENTRIES(w, true, false)
+MS_BCEWL_AOT_COMMON_ENTRIES(p, false, true)
+MS_BCEWL_AOT_COMMON_ENTRIES(wp, true, true)
+MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(weight_grad, Operation::kWeightGrad, w, true, false)
+MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(weight_grad, Operation::kWeightGrad, wp, true, true)
+MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(pos_weight_grad, Operation::kPosWeightGrad, p, false, true)
+MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(pos_weight_grad, Operation::kPosWeightGrad, wp, true, true)

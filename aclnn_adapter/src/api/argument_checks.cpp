@@ -1,0 +1,213 @@
+#include "api/argument_checks.h"
+
+#include <string>
+#include <vector>
+
+#include "runtime/error_message.h"
+#include "tensor/tensor.h"
+
+namespace ms_bcewl {
+namespace {
+
+constexpr size_t kMaxRank = kernel::kMaxRank;
+
+struct NamedTensor {
+  const char *name;
+  const aclTensor *tensor;
+  bool required;
+  bool broadcasts_to_self;
+};
+
+// Every tensor argument in the order of the C signature.
+std::vector<NamedTensor> NamedTensors(const OpArguments &arguments) {
+  std::vector<NamedTensor> named;
+  if (arguments.kind != OpKind::kForward) {
+    named.push_back({"gradOutput", arguments.grad_output, true, true});
+  }
+  const bool weight_required = arguments.kind == OpKind::kGradWeight;
+  const bool pos_weight_required = arguments.kind == OpKind::kGradPosWeight;
+  named.push_back({"self", arguments.self, true, false});
+  named.push_back({"target", arguments.target, true, false});
+  named.push_back({weight_required ? "weight" : "weightOptional", arguments.weight, weight_required, true});
+  named.push_back({pos_weight_required ? "posWeight" : "posWeightOptional", arguments.pos_weight,
+                   pos_weight_required, true});
+  named.push_back({TraitsOf(arguments.kind).out_name, arguments.out, true, false});
+  return named;
+}
+
+std::string ShapeText(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    text += (i == 0 ? "" : ",") + std::to_string(shape[i]);
+  }
+  return text + "]";
+}
+
+std::string DtypeText(aclDataType dtype) {
+  switch (dtype) {
+    case ACL_FLOAT:
+      return "FLOAT";
+    case ACL_FLOAT16:
+      return "FLOAT16";
+    case ACL_BF16:
+      return "BF16";
+    case ACL_DOUBLE:
+      return "DOUBLE";
+    case ACL_INT32:
+      return "INT32";
+    case ACL_INT64:
+      return "INT64";
+    default:
+      return "dtype " + std::to_string(static_cast<int>(dtype));
+  }
+}
+
+std::string Describe(const NamedTensor &named) {
+  return std::string(named.name) + " (shape " + ShapeText(named.tensor->view_shape) + ", " +
+         DtypeText(named.tensor->dtype) + ")";
+}
+
+aclnnStatus CheckNotNull(const OpArguments &arguments, const std::vector<NamedTensor> &named) {
+  const char *api = TraitsOf(arguments.kind).plan_api;
+  for (const NamedTensor &entry : named) {
+    if (entry.required && entry.tensor == nullptr) {
+      return Fail(api, ACLNN_ERR_PARAM_NULLPTR, std::string(entry.name) + " is null; expected a tensor.");
+    }
+  }
+  if (arguments.workspace_size == nullptr || arguments.executor == nullptr) {
+    return Fail(api, ACLNN_ERR_PARAM_NULLPTR,
+                std::string(arguments.workspace_size == nullptr ? "workspaceSize" : "executor") +
+                    " is null; expected a pointer to receive the result.");
+  }
+  for (const NamedTensor &entry : named) {
+    if (entry.tensor != nullptr && entry.tensor->numel > 0 && entry.tensor->data == nullptr) {
+      return Fail(api, ACLNN_ERR_PARAM_NULLPTR, Describe(entry) + " has elements but no data pointer.");
+    }
+  }
+  return ACLNN_SUCCESS;
+}
+
+bool IsSupportedDtype(aclDataType dtype) { return dtype == ACL_FLOAT || dtype == ACL_FLOAT16 || dtype == ACL_BF16; }
+
+aclnnStatus CheckDtypeValid(const OpArguments &arguments, const std::vector<NamedTensor> &named) {
+  const char *api = TraitsOf(arguments.kind).plan_api;
+  for (const NamedTensor &entry : named) {
+    if (entry.tensor != nullptr && !IsSupportedDtype(entry.tensor->dtype)) {
+      return Fail(api, ACLNN_ERR_PARAM_INVALID, Describe(entry) + " has an unsupported dtype; expected FLOAT, "
+                                                                  "FLOAT16 or BF16.");
+    }
+  }
+  const OutputOwnerRef owner = OutputOwner(arguments);
+  if (arguments.out->dtype != owner.tensor->dtype) {
+    return Fail(api, ACLNN_ERR_PARAM_INVALID,
+                std::string(TraitsOf(arguments.kind).out_name) + " has dtype " + DtypeText(arguments.out->dtype) +
+                    " but must have the dtype of " + owner.name + ", " + DtypeText(owner.tensor->dtype) + ".");
+  }
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus CheckReduction(const OpArguments &arguments) {
+  if (arguments.reduction < kReductionNone || arguments.reduction > kReductionSum) {
+    return Fail(TraitsOf(arguments.kind).plan_api, ACLNN_ERR_PARAM_INVALID,
+                "reduction " + std::to_string(arguments.reduction) + " is not in [0, 2] (0 none, 1 mean, 2 sum).");
+  }
+  return ACLNN_SUCCESS;
+}
+
+// numpy broadcasting with trailing dims aligned, where the result must be self's shape: no extra dims, and
+// each dim equal to self's or 1.
+bool BroadcastsWithoutEnlarging(const std::vector<int64_t> &shape, const std::vector<int64_t> &self_shape) {
+  if (shape.size() > self_shape.size()) {
+    return false;
+  }
+  const size_t lead = self_shape.size() - shape.size();
+  for (size_t dim = 0; dim < shape.size(); ++dim) {
+    if (shape[dim] != 1 && shape[dim] != self_shape[lead + dim]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+aclnnStatus CheckOutputShape(const OpArguments &arguments) {
+  const char *api = TraitsOf(arguments.kind).plan_api;
+  const std::vector<int64_t> &out_shape = arguments.out->view_shape;
+  const char *out_name = TraitsOf(arguments.kind).out_name;
+  if (arguments.kind == OpKind::kForward && arguments.reduction != kReductionNone) {
+    if (out_shape.empty() || out_shape == std::vector<int64_t>{1}) {
+      return ACLNN_SUCCESS;
+    }
+    return Fail(api, ACLNN_ERR_PARAM_INVALID,
+                std::string(out_name) + " has shape " + ShapeText(out_shape) + " but reduction " +
+                    (arguments.reduction == kReductionMean ? "mean" : "sum") + " needs shape [] or [1].");
+  }
+  const OutputOwnerRef owner = OutputOwner(arguments);
+  if (out_shape != owner.tensor->view_shape) {
+    return Fail(api, ACLNN_ERR_PARAM_INVALID,
+                std::string(out_name) + " has shape " + ShapeText(out_shape) + " but must have the shape of " +
+                    owner.name + ", " + ShapeText(owner.tensor->view_shape) + ".");
+  }
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus CheckShape(const OpArguments &arguments, const std::vector<NamedTensor> &named) {
+  const char *api = TraitsOf(arguments.kind).plan_api;
+  for (const NamedTensor &entry : named) {
+    if (entry.tensor != nullptr && entry.tensor->view_shape.size() > kMaxRank) {
+      return Fail(api, ACLNN_ERR_PARAM_INVALID,
+                  Describe(entry) + " has " + std::to_string(entry.tensor->view_shape.size()) +
+                      " dims; at most " + std::to_string(kMaxRank) + " are supported.");
+    }
+  }
+  const std::vector<int64_t> &self_shape = arguments.self->view_shape;
+  if (arguments.target->view_shape != self_shape) {
+    return Fail(api, ACLNN_ERR_PARAM_INVALID,
+                "self shape " + ShapeText(self_shape) + " and target shape " +
+                    ShapeText(arguments.target->view_shape) + " must be equal.");
+  }
+  // As in CANN, an empty self skips the broadcast checks: nothing is read, and the result is fixed.
+  for (const NamedTensor &entry : named) {
+    if (arguments.self->numel > 0 && entry.tensor != nullptr && entry.broadcasts_to_self &&
+        !BroadcastsWithoutEnlarging(entry.tensor->view_shape, self_shape)) {
+      return Fail(api, ACLNN_ERR_PARAM_INVALID,
+                  std::string("the shape of ") + entry.name + " " + ShapeText(entry.tensor->view_shape) +
+                      " cannot broadcast to the shape of self " + ShapeText(self_shape) +
+                      " (trailing dims aligned, each equal or 1, no more dims than self).");
+    }
+  }
+  return CheckOutputShape(arguments);
+}
+
+}  // namespace
+
+OutputOwnerRef OutputOwner(const OpArguments &arguments) {
+  switch (arguments.kind) {
+    case OpKind::kGradSelf:
+      return {"self", arguments.self};
+    case OpKind::kGradWeight:
+      return {"weight", arguments.weight};
+    case OpKind::kGradPosWeight:
+      return {"posWeight", arguments.pos_weight};
+    case OpKind::kForward:
+    case OpKind::kGradTarget:
+      break;
+  }
+  return {"target", arguments.target};
+}
+
+aclnnStatus CheckArguments(const OpArguments &arguments) {
+  const std::vector<NamedTensor> named = NamedTensors(arguments);
+  aclnnStatus status = CheckNotNull(arguments, named);
+  if (status == ACLNN_SUCCESS) {
+    status = CheckDtypeValid(arguments, named);
+  }
+  if (status == ACLNN_SUCCESS) {
+    status = CheckReduction(arguments);
+  }
+  if (status == ACLNN_SUCCESS) {
+    status = CheckShape(arguments, named);
+  }
+  return status;
+}
+
+}  // namespace ms_bcewl

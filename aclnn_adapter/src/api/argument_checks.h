@@ -1,0 +1,22 @@
+// The phase-1 checks, in the order of the seed document: CheckNotNull (161001), CheckDtypeValid,
+// CheckReduction, CheckShape (161002). The first failure is recorded with a sentence naming the argument.
+#ifndef MS_BCEWL_API_ARGUMENT_CHECKS_H_
+#define MS_BCEWL_API_ARGUMENT_CHECKS_H_
+
+#include "api/operation.h"
+
+namespace ms_bcewl {
+
+// The tensor whose dtype and shape the output must have: target for the forward loss and its gradient, self for
+// the gradient of self, weight / pos_weight for theirs.
+struct OutputOwnerRef {
+  const char *name;
+  const aclTensor *tensor;
+};
+OutputOwnerRef OutputOwner(const OpArguments &arguments);
+
+aclnnStatus CheckArguments(const OpArguments &arguments);
+
+}  // namespace ms_bcewl
+
+#endif  // MS_BCEWL_API_ARGUMENT_CHECKS_H_

@@ -1,0 +1,222 @@
+// PlanOperation / RunOperation: the two phases shared by the five operations.
+#include "api/operation.h"
+
+#include <algorithm>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "api/argument_checks.h"
+#include "api/executor.h"
+#include "kernel/element_access.h"
+#include "runtime/error_message.h"
+#include "runtime/host_runtime.h"
+#include "tensor/tensor.h"
+
+namespace ms_bcewl {
+namespace {
+
+using kernel::Quantity;
+
+kernel::DType KernelDType(aclDataType dtype) {
+  switch (dtype) {
+    case ACL_FLOAT16:
+      return kernel::DType::kFloat16;
+    case ACL_BF16:
+      return kernel::DType::kBFloat16;
+    default:
+      return kernel::DType::kFloat32;
+  }
+}
+
+char *FirstElement(const aclTensor &tensor) {
+  return static_cast<char *>(tensor.data) + tensor.offset * kernel::ElementBytes(KernelDType(tensor.dtype));
+}
+
+// A tensor's shape and strides aligned to `rank` problem dims by numpy rules: leading dims of 1, and stride 0
+// on every dim of size 1 (which broadcasts).
+struct AlignedLayout {
+  int64_t shape[kernel::kMaxRank] = {};
+  int64_t strides[kernel::kMaxRank] = {};
+};
+
+AlignedLayout AlignedTo(const aclTensor &tensor, int rank) {
+  AlignedLayout layout;
+  const int lead = rank - static_cast<int>(tensor.view_shape.size());
+  for (int dim = 0; dim < rank; ++dim) {
+    const bool present = dim >= lead;
+    layout.shape[dim] = present ? tensor.view_shape[dim - lead] : 1;
+    layout.strides[dim] = present && layout.shape[dim] != 1 ? tensor.strides[dim - lead] : 0;
+  }
+  return layout;
+}
+
+template <typename Strided>
+void CopyStrides(const AlignedLayout &layout, Strided *strided) {
+  std::copy(std::begin(layout.strides), std::end(layout.strides), strided->strides);
+}
+
+kernel::Operand OperandFor(const aclTensor *tensor, int rank) {
+  kernel::Operand operand;
+  if (tensor != nullptr) {
+    operand.data = FirstElement(*tensor);
+    operand.dtype = KernelDType(tensor->dtype);
+    CopyStrides(AlignedTo(*tensor, rank), &operand);
+  }
+  return operand;
+}
+
+kernel::Destination DestinationFor(const aclTensor &out, int rank) {
+  kernel::Destination destination;
+  destination.data = FirstElement(out);
+  destination.dtype = KernelDType(out.dtype);
+  CopyStrides(AlignedTo(out, rank), &destination);
+  return destination;
+}
+
+kernel::Problem ProblemFor(const OpArguments &arguments) {
+  kernel::Problem problem;
+  const aclTensor &self = *arguments.self;
+  problem.rank = static_cast<int>(self.view_shape.size());
+  std::copy(self.view_shape.begin(), self.view_shape.end(), problem.shape);
+  problem.numel = self.numel;
+  problem.self = OperandFor(arguments.self, problem.rank);
+  problem.target = OperandFor(arguments.target, problem.rank);
+  problem.weight = OperandFor(arguments.weight, problem.rank);
+  problem.pos_weight = OperandFor(arguments.pos_weight, problem.rank);
+  problem.grad_output = OperandFor(arguments.grad_output, problem.rank);
+  return problem;
+}
+
+// The results for an empty self (seed document): none -> nothing to write; mean -> NaN; sum -> 0; the gradients
+// of weight and pos_weight -> zeros of their shape; the other gradients are empty like self.
+Work EmptyInputWork(const OpArguments &arguments) {
+  const bool forward_reduced = arguments.kind == OpKind::kForward && arguments.reduction != kReductionNone;
+  const bool weight_gradient = arguments.kind == OpKind::kGradWeight || arguments.kind == OpKind::kGradPosWeight;
+  if (!forward_reduced && !weight_gradient) {
+    return NoWork{};
+  }
+  const aclTensor &out = *arguments.out;
+  FillWork fill{};
+  fill.rank = static_cast<int>(out.view_shape.size());
+  std::copy(out.view_shape.begin(), out.view_shape.end(), fill.shape);
+  fill.out = DestinationFor(out, fill.rank);
+  fill.value = forward_reduced && arguments.reduction == kReductionMean ? std::numeric_limits<float>::quiet_NaN()
+                                                                        : 0.0f;
+  return fill;
+}
+
+bool ReducesToOutputShape(const OpArguments &arguments) {
+  return arguments.kind == OpKind::kGradWeight || arguments.kind == OpKind::kGradPosWeight ||
+         (arguments.kind == OpKind::kForward && arguments.reduction != kReductionNone);
+}
+
+Work PlanWork(const OpArguments &arguments) {
+  if (arguments.self->numel == 0) {
+    return EmptyInputWork(arguments);
+  }
+  const kernel::Problem problem = ProblemFor(arguments);
+  const Quantity quantity = TraitsOf(arguments.kind).quantity;
+  const double scale = arguments.reduction == kReductionMean ? 1.0 / static_cast<double>(problem.numel) : 1.0;
+  const kernel::Destination out = DestinationFor(*arguments.out, problem.rank);
+  if (ReducesToOutputShape(arguments)) {
+    const AlignedLayout out_layout = AlignedTo(*arguments.out, problem.rank);
+    return ReductionWork{kernel::PlanReduction(problem, out_layout.shape, out), quantity, scale};
+  }
+  return ElementwiseWork{problem, quantity, static_cast<float>(scale), out};
+}
+
+aclnnStatus CheckWorkspace(const char *api, const aclOpExecutor &executor, const void *workspace,
+                           uint64_t workspace_size) {
+  const uint64_t needed = executor.workspace_bytes;
+  if (needed == 0) {
+    return ACLNN_SUCCESS;
+  }
+  if (workspace == nullptr) {
+    return Fail(api, ACLNN_ERR_PARAM_INVALID,
+                "workspace is null but the plan needs " + std::to_string(needed) + " bytes.");
+  }
+  if (workspace_size < needed) {
+    return Fail(api, ACLNN_ERR_PARAM_INVALID,
+                "workspaceSize " + std::to_string(workspace_size) + " is smaller than the " + std::to_string(needed) +
+                    " bytes that phase 1 returned.");
+  }
+  if (reinterpret_cast<uintptr_t>(workspace) % alignof(double) != 0) {
+    return Fail(api, ACLNN_ERR_PARAM_INVALID, "workspace must be 8-byte aligned (aclrtMalloc memory is).");
+  }
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus Run(OpKind kind, void *workspace, uint64_t workspace_size, aclOpExecutor *handle, aclrtStream stream) {
+  const char *api = TraitsOf(kind).run_api;
+  if (handle == nullptr) {
+    return Fail(api, ACLNN_ERR_PARAM_INVALID,
+                std::string("executor is null; get one from ") + TraitsOf(kind).plan_api + ".");
+  }
+  const std::unique_ptr<aclOpExecutor> executor = ClaimFromCaller(handle);
+  if (executor == nullptr) {
+    return Fail(api, ACLNN_ERR_PARAM_INVALID,
+                "executor is not live: unknown, destroyed, or already run (phase 2 consumes its executor and "
+                "cannot be called twice).");
+  }
+  if (executor->kind != kind) {
+    return Fail(api, ACLNN_ERR_PARAM_INVALID,
+                std::string("executor was planned by ") + TraitsOf(executor->kind).plan_api +
+                    ", not by " + TraitsOf(kind).plan_api + "; it has been released.");
+  }
+  if (!IsUsableStream(stream)) {
+    return Fail(api, ACLNN_ERR_PARAM_INVALID, "stream is unknown or already destroyed.");
+  }
+  const aclnnStatus status = CheckWorkspace(api, *executor, workspace, workspace_size);
+  if (status == ACLNN_SUCCESS) {
+    Execute(executor->work, workspace);
+  }
+  return status;
+}
+
+}  // namespace
+
+const OpTraits &TraitsOf(OpKind kind) {
+  static const OpTraits kTraits[] = {
+      {"aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize", "aclnnBinaryCrossEntropyWithLogits", "out",
+       Quantity::kLoss},
+      {"aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize", "aclnnBinaryCrossEntropyWithLogitsBackward",
+       "out", Quantity::kGradSelf},
+      {"aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize",
+       "aclnnBinaryCrossEntropyWithLogitsTargetBackward", "gradTarget", Quantity::kGradTarget},
+      {"aclnnBinaryCrossEntropyWithLogitsWeightBackwardGetWorkspaceSize",
+       "aclnnBinaryCrossEntropyWithLogitsWeightBackward", "gradWeight", Quantity::kGradWeight},
+      {"aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorkspaceSize",
+       "aclnnBinaryCrossEntropyWithLogitsPosWeightBackward", "gradPosWeight", Quantity::kGradPosWeight},
+  };
+  return kTraits[static_cast<int>(kind)];
+}
+
+aclnnStatus PlanOperation(const OpArguments &arguments) {
+  const char *api = TraitsOf(arguments.kind).plan_api;
+  return WithInternalErrorsCaught(api, ACLNN_ERR_INNER, ACLNN_ERR_INNER, [&] {
+    if (arguments.workspace_size != nullptr) {
+      *arguments.workspace_size = 0;
+    }
+    if (arguments.executor != nullptr) {
+      *arguments.executor = nullptr;
+    }
+    const aclnnStatus status = CheckArguments(arguments);
+    if (status != ACLNN_SUCCESS) {
+      return status;
+    }
+    aclOpExecutor *executor = ReleaseToCaller(arguments.kind, PlanWork(arguments));
+    *arguments.workspace_size = executor->workspace_bytes;
+    *arguments.executor = executor;
+    return ACLNN_SUCCESS;
+  });
+}
+
+aclnnStatus RunOperation(OpKind kind, void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
+                         aclrtStream stream) {
+  return WithInternalErrorsCaught(TraitsOf(kind).run_api, ACLNN_ERR_INNER, ACLNN_ERR_INNER,
+                                  [&] { return Run(kind, workspace, workspace_size, executor, stream); });
+}
+
+}  // namespace ms_bcewl

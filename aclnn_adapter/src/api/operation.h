@@ -1,0 +1,53 @@
+// The five two-phase operations (forward loss and the gradients with respect to self, target, weight and
+// pos_weight) share one argument record, one check sequence and one executor plumbing; the exported entry
+// points (bcewl_entry_points.cpp) only name their OpKind.
+#ifndef MS_BCEWL_API_OPERATION_H_
+#define MS_BCEWL_API_OPERATION_H_
+
+#include <cstdint>
+
+#include "aclnn/acl_meta.h"
+#include "kernel/bcewl_kernel.h"
+
+namespace ms_bcewl {
+
+enum class OpKind { kForward, kGradSelf, kGradTarget, kGradWeight, kGradPosWeight };
+
+// aclnn's reduction values (MindSpore's own enum differs and must be mapped before it gets here).
+constexpr int64_t kReductionNone = 0;
+constexpr int64_t kReductionMean = 1;
+constexpr int64_t kReductionSum = 2;
+
+// The phase-1 arguments of any operation; grad_output is null for the forward.
+struct OpArguments {
+  OpKind kind;
+  const aclTensor *grad_output;
+  const aclTensor *self;
+  const aclTensor *target;
+  const aclTensor *weight;
+  const aclTensor *pos_weight;
+  int64_t reduction;
+  aclTensor *out;
+  uint64_t *workspace_size;
+  aclOpExecutor **executor;
+};
+
+struct OpTraits {
+  const char *plan_api;  // phase 1 name
+  const char *run_api;   // phase 2 name
+  const char *out_name;  // the output parameter's name in the header
+  kernel::Quantity quantity;
+};
+
+const OpTraits &TraitsOf(OpKind kind);
+
+// Phase 1: checks every argument in the seed document's order, then plans the work into a new executor.
+aclnnStatus PlanOperation(const OpArguments &arguments);
+
+// Phase 2: consumes a live executor planned for kind, whatever the outcome, and runs it.
+aclnnStatus RunOperation(OpKind kind, void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
+                         aclrtStream stream);
+
+}  // namespace ms_bcewl
+
+#endif  // MS_BCEWL_API_OPERATION_H_

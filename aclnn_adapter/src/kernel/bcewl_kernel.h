@@ -1,0 +1,81 @@
+// The host kernel interface: plain problem descriptors in, results written through strided destinations.
+// bcewl_kernel_plain.cpp is the straightforward implementation; a SIMD + multi-threaded one may replace it as
+// long as it keeps the numerics (bcewl_kernel_plain.cpp, top comment) and the reduction order below.
+//
+// Reduction order (what makes sums bitwise reproducible for every thread count): PlanReduction reorders the
+// problem dims so that the kept dims (those of the destination) come first and the reduced dims last; in that
+// row-major order the contributions to output o are the linear range [o * per_output, (o + 1) * per_output).
+// That range is cut into blocks of kReductionBlockElements; each block sums its float32 values into a float64
+// in index order, then the block partials are added in block order, the total is multiplied by the scale
+// and cast once to the destination dtype.
+#ifndef MS_BCEWL_KERNEL_BCEWL_KERNEL_H_
+#define MS_BCEWL_KERNEL_BCEWL_KERNEL_H_
+
+#include <cstdint>
+
+namespace ms_bcewl::kernel {
+
+constexpr int kMaxRank = 8;
+constexpr int64_t kReductionBlockElements = 8192;
+
+enum class DType : uint8_t { kFloat32, kFloat16, kBFloat16 };
+
+// An input broadcast to the problem shape. data points at its first element (the view offset applied), or is
+// nullptr for an absent optional input, which then reads as 1. Strides are in elements, 0 on broadcast dims.
+struct Operand {
+  const void *data = nullptr;
+  DType dtype = DType::kFloat32;
+  int64_t strides[kMaxRank] = {};
+};
+
+// Where results go: strides over the problem dims, in elements.
+struct Destination {
+  void *data = nullptr;
+  DType dtype = DType::kFloat32;
+  int64_t strides[kMaxRank] = {};
+};
+
+// The elementwise problem: shape is self's; every operand is broadcast to it.
+struct Problem {
+  int rank = 0;
+  int64_t shape[kMaxRank] = {};
+  int64_t numel = 0;
+  Operand self;
+  Operand target;
+  Operand weight;
+  Operand pos_weight;
+  Operand grad_output;
+};
+
+// What is computed per element (formulas in bcewl_kernel_plain.cpp).
+enum class Quantity { kLoss, kGradSelf, kGradTarget, kGradWeight, kGradPosWeight };
+
+// out[i] = cast(value(i) * scale) for every element of the problem (scale in float32: 1, or 1/numel for mean).
+void ComputeElementwise(const Problem &problem, Quantity quantity, float scale, const Destination &out);
+
+struct Reduction {
+  Problem problem;  // dims reordered: kept dims first, reduced dims last
+  Destination out;  // strides over the reordered dims; 0 on the reduced ones
+  int64_t outputs = 0;
+  int64_t per_output = 0;
+  int64_t blocks_per_output = 0;
+};
+
+// out_shape: the destination's shape aligned to the problem's rank (leading 1s); a dim of 1 is reduced.
+// out: the destination with strides over the problem dims (0 on the reduced ones).
+Reduction PlanReduction(const Problem &problem, const int64_t *out_shape, const Destination &out);
+
+// Bytes of float64 block partials the reduction needs: outputs * blocks_per_output * 8 when an output has more
+// than one block, else 0.
+uint64_t ReductionWorkspaceBytes(const Reduction &reduction);
+
+// out[o] = cast(scale * sum of value(i) over the contributions to o), summed in the order described above.
+// workspace holds ReductionWorkspaceBytes(reduction) bytes (may be null when that is 0).
+void ComputeReduction(const Reduction &reduction, Quantity quantity, double scale, double *workspace);
+
+// Writes value to every element of the strided view of the given shape (the results for an empty self).
+void Fill(int rank, const int64_t *shape, const Destination &out, float value);
+
+}  // namespace ms_bcewl::kernel
+
+#endif  // MS_BCEWL_KERNEL_BCEWL_KERNEL_H_

@@ -1,0 +1,43 @@
+// CANN host callbacks of the two ops: TilingFunc wrappers around the CANN-independent tiling of bcewl_tiling.h,
+// and shape / dtype inference. Compiled only where a CANN toolkit exists (MS_BCEWL_WITH_CANN); never compiled
+// or run here.
+#ifndef MS_BCEWL_ASCENDC_BCEWL_CANN_HOST_H_
+#define MS_BCEWL_ASCENDC_BCEWL_CANN_HOST_H_
+
+#ifdef MS_BCEWL_WITH_CANN
+
+#include <vector>
+
+#include "register/op_def_registry.h"
+
+namespace optiling {
+
+ge::graphStatus SigmoidCrossEntropyWithLogitsV2TilingFunc(gert::TilingContext* context);
+ge::graphStatus SigmoidCrossEntropyWithLogitsGradV2TilingFunc(gert::TilingContext* context);
+
+}  // namespace optiling
+
+namespace ops {
+
+// Declares an ND tensor parameter accepting `dtypes` (one entry per supported dtype combination).
+template <typename Param, typename Presence>
+Param& NdTensor(Param& param, Presence presence, const std::vector<ge::DataType>& dtypes) {
+  const std::vector<ge::Format> formats(dtypes.size(), ge::FORMAT_ND);
+  return param.ParamType(presence).DataType(dtypes).Format(formats).UnknownShapeFormat(formats);
+}
+
+}  // namespace ops
+
+namespace ge {
+
+// loss and gradient have the shape of predict.
+graphStatus InferShapeLikePredict(gert::InferShapeContext* context);
+// loss is always float32 (the adapter reduces and casts); the gradient has the dtype of predict.
+graphStatus InferDataTypeFloat(gert::InferDataTypeContext* context);
+graphStatus InferDataTypeLikePredict(gert::InferDataTypeContext* context);
+
+}  // namespace ge
+
+#endif  // MS_BCEWL_WITH_CANN
+
+#endif  // MS_BCEWL_ASCENDC_BCEWL_CANN_HOST_H_

@@ -1,0 +1,72 @@
+// Host tiling of the SigmoidCrossEntropyWithLogitsV2 forward and gradient kernels, independent of CANN types.
+// The CANN TilingFunc wrappers (bcewl_tiling_cann.cpp) and the aclnn adapter both call these functions.
+#ifndef MS_BCEWL_ASCENDC_BCEWL_TILING_H_
+#define MS_BCEWL_ASCENDC_BCEWL_TILING_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sigmoid_cross_entropy_with_logits_v2_tiling_data.h"
+
+namespace bcewl {
+
+constexpr uint64_t kAscend910bUbBytes = 192 * 1024;
+// Below this many elements per core, launching another core costs more than it saves.
+constexpr uint64_t kMinElementsPerCore = 1024;
+// DataCopyPad moves at most 4095 blocks (one per tile row) per call.
+constexpr uint32_t kMaxRowsPerTile = 4095;
+
+// An operand broadcast onto the loss: flat loss element i reads operand[(i / inner) % period].
+struct OperandRequest {
+  bool present = false;
+  uint64_t period = 1;
+  uint64_t inner = 1;
+};
+
+struct PlatformLimits {
+  uint32_t coreNum = 1;  // GetCoreNumAiv() on the NPU
+  uint64_t ubBytes = kAscend910bUbBytes;
+};
+
+enum class Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
+
+struct ForwardTilingRequest {
+  uint64_t totalLength = 0;
+  DtypeCode dtype = kDtypeFloat32;
+  OperandRequest weight;
+  OperandRequest posWeight;
+  PlatformLimits platform;
+};
+
+struct GradTilingRequest {
+  uint64_t totalLength = 0;
+  DtypeCode dtype = kDtypeFloat32;
+  Reduction reduction = Reduction::kNone;
+  OperandRequest dout;  // required: the loss shape for reduction none, a scalar (period 1) otherwise
+  OperandRequest weight;
+  OperandRequest posWeight;
+  PlatformLimits platform;
+};
+
+template <typename TilingData>
+struct TilingPlan {
+  TilingData data{};
+  uint32_t blockDim = 0;  // cores to launch
+  uint64_t ubBytes = 0;   // UB bytes each core allocates, exactly as the kernel does
+  std::string error;      // empty on success
+  bool ok() const { return error.empty(); }
+};
+
+TilingPlan<SigmoidCrossEntropyWithLogitsV2TilingData> PlanForward(const ForwardTilingRequest& request);
+TilingPlan<SigmoidCrossEntropyWithLogitsGradV2TilingData> PlanGrad(const GradTilingRequest& request);
+
+// Describes an operand of shape `operandShape` broadcast (numpy rules) onto `outShape`. Returns false when the
+// shapes do not broadcast without enlarging, or when the operand's non-broadcast dimensions are not one
+// contiguous block (e.g. (1, C, 1, W) on (N, C, H, W)): the adapter must then expand the operand to outShape.
+bool DescribeBroadcast(const std::vector<int64_t>& outShape, const std::vector<int64_t>& operandShape,
+                       OperandRequest* request);
+
+}  // namespace bcewl
+
+#endif  // MS_BCEWL_ASCENDC_BCEWL_TILING_H_

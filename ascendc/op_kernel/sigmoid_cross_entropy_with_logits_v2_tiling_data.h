@@ -1,0 +1,79 @@
+// Tiling data shared by the host tiling (op_host/bcewl_tiling.cpp) and the kernels. Plain structs only:
+// the same bytes are written on the host and read on the AI core.
+#ifndef MS_BCEWL_ASCENDC_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_V2_TILING_DATA_H_
+#define MS_BCEWL_ASCENDC_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_V2_TILING_DATA_H_
+
+#include <cstdint>
+
+namespace bcewl {
+
+// Element type of every input of one launch (the adapter promotes mixed dtypes before the launch).
+enum DtypeCode : uint32_t {
+  kDtypeFloat32 = 0,
+  kDtypeFloat16 = 1,
+  kDtypeBFloat16 = 2,
+};
+
+// tilingKey = kTilingKeyDtypeStride * dtype + kTilingKeyWeightFlag * hasWeight + kTilingKeyPosWeightFlag * hasPosWeight,
+// e.g. 110 = float16 with weight, without pos_weight.
+constexpr uint32_t kTilingKeyDtypeStride = 100;
+constexpr uint32_t kTilingKeyWeightFlag = 10;
+constexpr uint32_t kTilingKeyPosWeightFlag = 1;
+
+// How the kernel realises a broadcast operand (weight, pos_weight, dout). Element i of the output reads
+// operand[(i / inner) % period].
+enum OperandMode : uint32_t {
+  kOperandAbsent = 0,
+  kOperandStream = 1,       // inner == 1: loaded per tile like predict (period == totalLength: same shape)
+  kOperandRowResident = 2,  // inner == 1, period == rowLength: one row, loaded once per core, replicated in UB
+  kOperandRunConstant = 3,  // inner > 1: one value per run of `inner` elements, filled with Duplicate
+};
+
+struct OperandTiling {
+  uint32_t mode;
+  uint32_t reserved;
+  uint64_t period;  // operand elements addressed (its element count)
+  uint64_t inner;   // consecutive output elements that share one operand element
+};
+
+// The flat output is viewed as rowCount rows of rowLength elements; rowLength is the shortest period or run of
+// the broadcast operands, so that no tile row crosses an operand boundary. A unit is one chunk of one row; a core
+// takes consecutive units, a tile takes rowsPerTile consecutive units (always 1 when a row has several chunks).
+struct TileGeometry {
+  uint64_t totalLength;
+  uint64_t rowLength;
+  uint64_t rowCount;
+  uint64_t unitCount;     // rowCount * chunksPerRow
+  uint32_t chunksPerRow;
+  uint32_t chunkLength;   // row elements per unit (== rowLength when chunksPerRow == 1)
+  uint32_t rowStride;     // UB elements between tile rows: chunkLength rounded up to 32 bytes of the input dtype
+  uint32_t rowsPerTile;
+  uint32_t tileCapacity;  // elements of every per-tile UB buffer: rowsPerTile * rowStride
+  uint32_t reserved;
+};
+
+struct SigmoidCrossEntropyWithLogitsV2TilingData {
+  uint32_t tilingKey;
+  uint32_t reserved;
+  TileGeometry geometry;
+  OperandTiling weight;
+  OperandTiling posWeight;
+};
+
+struct SigmoidCrossEntropyWithLogitsGradV2TilingData {
+  uint32_t tilingKey;
+  float scale;  // 1 / totalLength for reduction mean, 1 otherwise
+  TileGeometry geometry;
+  OperandTiling dout;
+  OperandTiling weight;
+  OperandTiling posWeight;
+};
+
+static_assert(sizeof(OperandTiling) == 24, "tiling layout is shared by host and kernel");
+static_assert(sizeof(TileGeometry) == 56, "tiling layout is shared by host and kernel");
+static_assert(sizeof(SigmoidCrossEntropyWithLogitsV2TilingData) == 112, "tiling layout is shared by host and kernel");
+static_assert(sizeof(SigmoidCrossEntropyWithLogitsGradV2TilingData) == 136, "tiling layout is shared by host and kernel");
+
+}  // namespace bcewl
+
+#endif  // MS_BCEWL_ASCENDC_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_V2_TILING_DATA_H_

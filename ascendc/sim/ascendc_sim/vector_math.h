@@ -1,0 +1,112 @@
+// The vector instructions the kernels use, in their "first count elements" form. Only float math is simulated
+// (the kernels widen fp16/bf16 with Cast first); the element loops live in sim_vector.cpp.
+#ifndef MS_BCEWL_ASCENDC_SIM_VECTOR_MATH_H_
+#define MS_BCEWL_ASCENDC_SIM_VECTOR_MATH_H_
+
+#include <cstdint>
+#include <type_traits>
+
+#include "ascendc_sim/tensor.h"
+#include "ascendc_sim/types.h"
+
+namespace AscendC {
+
+enum class RoundMode { CAST_NONE, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD };
+
+namespace sim {
+
+enum class UnaryKind { kAbs, kExp, kLn, kMuls, kAdds, kMins, kMaxs };
+enum class BinaryKind { kAdd, kSub, kMul };
+
+void VectorUnary(UnaryKind kind, const LocalTensor<float>& dst, const LocalTensor<float>& src, float scalar,
+                 int32_t count);
+void VectorBinary(BinaryKind kind, const LocalTensor<float>& dst, const LocalTensor<float>& src0,
+                  const LocalTensor<float>& src1, int32_t count);
+void VectorDuplicate(const LocalTensor<float>& dst, float value, int32_t count);
+// Widening is exact; narrowing (CAST_NONE or CAST_RINT) rounds to nearest, ties to even.
+void VectorCast(const LocalTensor<float>& dst, const LocalTensor<half>& src, RoundMode mode, uint32_t count);
+void VectorCast(const LocalTensor<float>& dst, const LocalTensor<bfloat16_t>& src, RoundMode mode, uint32_t count);
+void VectorCast(const LocalTensor<half>& dst, const LocalTensor<float>& src, RoundMode mode, uint32_t count);
+void VectorCast(const LocalTensor<bfloat16_t>& dst, const LocalTensor<float>& src, RoundMode mode, uint32_t count);
+
+template <typename T>
+constexpr void RequireFloat() {
+  static_assert(std::is_same<T, float>::value, "only float vector math is simulated");
+}
+
+}  // namespace sim
+
+template <typename T>
+void Abs(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
+  sim::RequireFloat<T>();
+  sim::VectorUnary(sim::UnaryKind::kAbs, dst, src, 0.0f, count);
+}
+
+template <typename T>
+void Exp(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
+  sim::RequireFloat<T>();
+  sim::VectorUnary(sim::UnaryKind::kExp, dst, src, 0.0f, count);
+}
+
+template <typename T>
+void Ln(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
+  sim::RequireFloat<T>();
+  sim::VectorUnary(sim::UnaryKind::kLn, dst, src, 0.0f, count);
+}
+
+template <typename T>
+void Muls(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, const int32_t& count) {
+  sim::RequireFloat<T>();
+  sim::VectorUnary(sim::UnaryKind::kMuls, dst, src, scalarValue, count);
+}
+
+template <typename T>
+void Adds(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, const int32_t& count) {
+  sim::RequireFloat<T>();
+  sim::VectorUnary(sim::UnaryKind::kAdds, dst, src, scalarValue, count);
+}
+
+template <typename T>
+void Mins(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, const int32_t& count) {
+  sim::RequireFloat<T>();
+  sim::VectorUnary(sim::UnaryKind::kMins, dst, src, scalarValue, count);
+}
+
+template <typename T>
+void Maxs(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, const int32_t& count) {
+  sim::RequireFloat<T>();
+  sim::VectorUnary(sim::UnaryKind::kMaxs, dst, src, scalarValue, count);
+}
+
+template <typename T>
+void Add(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const int32_t& count) {
+  sim::RequireFloat<T>();
+  sim::VectorBinary(sim::BinaryKind::kAdd, dst, src0, src1, count);
+}
+
+template <typename T>
+void Sub(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const int32_t& count) {
+  sim::RequireFloat<T>();
+  sim::VectorBinary(sim::BinaryKind::kSub, dst, src0, src1, count);
+}
+
+template <typename T>
+void Mul(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const int32_t& count) {
+  sim::RequireFloat<T>();
+  sim::VectorBinary(sim::BinaryKind::kMul, dst, src0, src1, count);
+}
+
+template <typename T>
+void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count) {
+  sim::RequireFloat<T>();
+  sim::VectorDuplicate(dst, scalarValue, count);
+}
+
+template <typename T, typename U>
+void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode, const uint32_t count) {
+  sim::VectorCast(dst, src, roundMode, count);
+}
+
+}  // namespace AscendC
+
+#endif  // MS_BCEWL_ASCENDC_SIM_VECTOR_MATH_H_

@@ -1,0 +1,124 @@
+// Element loops of the simulated vector instructions, in float32 as the vector unit computes them.
+#include <cmath>
+#include <cstring>
+
+#include "ascendc_sim/checks.h"
+#include "ascendc_sim/vector_math.h"
+
+namespace AscendC {
+namespace sim {
+namespace {
+
+template <typename T>
+T Load(const uint8_t* base, uint32_t i) {
+  T value;
+  std::memcpy(&value, base + i * sizeof(T), sizeof(T));
+  return value;
+}
+
+template <typename T>
+void Store(uint8_t* base, uint32_t i, T value) {
+  std::memcpy(base + i * sizeof(T), &value, sizeof(T));
+}
+
+template <typename Fn>
+void ForEachUnary(const LocalTensor<float>& dst, const LocalTensor<float>& src, uint32_t n, Fn fn) {
+  uint8_t* out = dst.SimBytes();
+  const uint8_t* in = src.SimBytes();
+  for (uint32_t i = 0; i < n; ++i) Store(out, i, fn(Load<float>(in, i)));
+}
+
+// NaN-propagating minimum and maximum.
+float MinPropagatingNan(float a, float b) { return (std::isnan(a) || a < b) ? a : b; }
+float MaxPropagatingNan(float a, float b) { return (std::isnan(a) || a > b) ? a : b; }
+
+void RequireSimulatedRounding(RoundMode mode, bool narrowing) {
+  if (mode != RoundMode::CAST_NONE && !(narrowing && mode == RoundMode::CAST_RINT)) {
+    Violation("Cast: only CAST_NONE, and CAST_RINT for narrowing, are simulated");
+  }
+}
+
+template <typename D, typename S>
+void CastElements(const LocalTensor<D>& dst, const LocalTensor<S>& src, RoundMode mode, uint32_t count) {
+  RequireSimulatedRounding(mode, sizeof(D) < sizeof(S));
+  RequireUsable(dst, count, "Cast");
+  RequireUsable(src, count, "Cast");
+  RequireNoPartialOverlap(dst, src, count, "Cast");
+  uint8_t* out = dst.SimBytes();
+  const uint8_t* in = src.SimBytes();
+  for (uint32_t i = 0; i < count; ++i) Store(out, i, static_cast<D>(static_cast<float>(Load<S>(in, i))));
+}
+
+}  // namespace
+
+void VectorUnary(UnaryKind kind, const LocalTensor<float>& dst, const LocalTensor<float>& src, float scalar,
+                 int32_t count) {
+  static const char* const kNames[] = {"Abs", "Exp", "Ln", "Muls", "Adds", "Mins", "Maxs"};
+  const char* op = kNames[static_cast<int>(kind)];
+  const uint32_t n = CheckCount(count, op);
+  RequireUsable(dst, n, op);
+  RequireUsable(src, n, op);
+  RequireNoPartialOverlap(dst, src, n, op);
+  switch (kind) {
+    case UnaryKind::kAbs:
+      return ForEachUnary(dst, src, n, [](float x) { return std::fabs(x); });
+    case UnaryKind::kExp:
+      return ForEachUnary(dst, src, n, [](float x) { return std::exp(x); });
+    case UnaryKind::kLn:
+      return ForEachUnary(dst, src, n, [](float x) { return std::log(x); });
+    case UnaryKind::kMuls:
+      return ForEachUnary(dst, src, n, [scalar](float x) { return x * scalar; });
+    case UnaryKind::kAdds:
+      return ForEachUnary(dst, src, n, [scalar](float x) { return x + scalar; });
+    case UnaryKind::kMins:
+      return ForEachUnary(dst, src, n, [scalar](float x) { return MinPropagatingNan(x, scalar); });
+    case UnaryKind::kMaxs:
+      return ForEachUnary(dst, src, n, [scalar](float x) { return MaxPropagatingNan(x, scalar); });
+  }
+}
+
+void VectorBinary(BinaryKind kind, const LocalTensor<float>& dst, const LocalTensor<float>& src0,
+                  const LocalTensor<float>& src1, int32_t count) {
+  static const char* const kNames[] = {"Add", "Sub", "Mul"};
+  const char* op = kNames[static_cast<int>(kind)];
+  const uint32_t n = CheckCount(count, op);
+  RequireUsable(dst, n, op);
+  RequireUsable(src0, n, op);
+  RequireUsable(src1, n, op);
+  RequireNoPartialOverlap(dst, src0, n, op);
+  RequireNoPartialOverlap(dst, src1, n, op);
+  uint8_t* out = dst.SimBytes();
+  const uint8_t* a = src0.SimBytes();
+  const uint8_t* b = src1.SimBytes();
+  for (uint32_t i = 0; i < n; ++i) {
+    const float x = Load<float>(a, i);
+    const float y = Load<float>(b, i);
+    Store(out, i, kind == BinaryKind::kAdd ? x + y : kind == BinaryKind::kSub ? x - y : x * y);
+  }
+}
+
+void VectorDuplicate(const LocalTensor<float>& dst, float value, int32_t count) {
+  const uint32_t n = CheckCount(count, "Duplicate");
+  RequireUsable(dst, n, "Duplicate");
+  uint8_t* out = dst.SimBytes();
+  for (uint32_t i = 0; i < n; ++i) Store(out, i, value);
+}
+
+void VectorCast(const LocalTensor<float>& dst, const LocalTensor<half>& src, RoundMode mode, uint32_t count) {
+  CastElements(dst, src, mode, count);
+}
+
+void VectorCast(const LocalTensor<float>& dst, const LocalTensor<bfloat16_t>& src, RoundMode mode, uint32_t count) {
+  CastElements(dst, src, mode, count);
+}
+
+void VectorCast(const LocalTensor<half>& dst, const LocalTensor<float>& src, RoundMode mode, uint32_t count) {
+  CastElements(dst, src, mode, count);
+}
+
+void VectorCast(const LocalTensor<bfloat16_t>& dst, const LocalTensor<float>& src, RoundMode mode, uint32_t count) {
+  CastElements(dst, src, mode, count);
+}
+
+}  // namespace sim
+}  // namespace AscendC

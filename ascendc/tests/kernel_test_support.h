@@ -1,0 +1,277 @@
+// Runs the two kernels in the simulation on generated inputs and compares every output element with the float64
+// reference.
+#ifndef MS_BCEWL_ASCENDC_TESTS_KERNEL_TEST_SUPPORT_H_
+#define MS_BCEWL_ASCENDC_TESTS_KERNEL_TEST_SUPPORT_H_
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bcewl_tiling.h"
+#include "kernel_operator.h"
+#include "reference.h"
+#include "test_harness.h"
+
+extern "C" void sigmoid_cross_entropy_with_logits_v2(GM_ADDR predict, GM_ADDR target, GM_ADDR weight,
+                                                     GM_ADDR pos_weight, GM_ADDR loss, GM_ADDR workspace,
+                                                     GM_ADDR tiling);
+extern "C" void sigmoid_cross_entropy_with_logits_grad_v2(GM_ADDR predict, GM_ADDR target, GM_ADDR dout,
+                                                          GM_ADDR weight, GM_ADDR pos_weight, GM_ADDR gradient,
+                                                          GM_ADDR workspace, GM_ADDR tiling);
+
+namespace bcewl_test {
+
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
+
+// Calls fn(TypeTag<T>{}) for float, half and bfloat16_t.
+template <typename Fn>
+void ForEachDtype(Fn fn) {
+  fn(TypeTag<float>{});
+  fn(TypeTag<half>{});
+  fn(TypeTag<bfloat16_t>{});
+}
+
+template <typename T>
+bcewl::DtypeCode DtypeOf();
+template <>
+inline bcewl::DtypeCode DtypeOf<float>() { return bcewl::kDtypeFloat32; }
+template <>
+inline bcewl::DtypeCode DtypeOf<half>() { return bcewl::kDtypeFloat16; }
+template <>
+inline bcewl::DtypeCode DtypeOf<bfloat16_t>() { return bcewl::kDtypeBFloat16; }
+
+inline const char* DtypeName(bcewl::DtypeCode dtype) {
+  return dtype == bcewl::kDtypeFloat32 ? "float32" : dtype == bcewl::kDtypeFloat16 ? "float16" : "bfloat16";
+}
+
+inline bcewl::OperandRequest Absent() { return bcewl::OperandRequest{}; }
+inline bcewl::OperandRequest SameShape(uint64_t n) { return bcewl::OperandRequest{true, n, 1}; }
+inline bcewl::OperandRequest Trailing(uint64_t period) { return bcewl::OperandRequest{true, period, 1}; }
+inline bcewl::OperandRequest Runs(uint64_t period, uint64_t inner) { return bcewl::OperandRequest{true, period, inner}; }
+
+inline uint64_t OperandIndex(const bcewl::OperandRequest& request, uint64_t i) {
+  return i / request.inner % request.period;
+}
+
+enum class ValueKind { kLogit, kTarget, kWeight, kPosWeight, kGradOut };
+
+// Deterministic inputs in the ranges the loss sees in practice, with exact 0/1 targets and some large logits.
+template <typename T>
+std::vector<T> MakeValues(uint64_t count, ValueKind kind, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<T> values(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    const double u = unit(rng);
+    double v = 0.0;
+    switch (kind) {
+      case ValueKind::kLogit:
+        v = i % 97 == 5 ? (u - 0.5) * 180.0 : (u - 0.5) * 24.0;
+        break;
+      case ValueKind::kTarget:
+        v = i % 7 == 0 ? static_cast<double>(i % 2) : u;
+        break;
+      case ValueKind::kWeight:
+        v = u * 3.0 - 1.0;
+        break;
+      case ValueKind::kPosWeight:
+        v = u * 4.0;
+        break;
+      case ValueKind::kGradOut:
+        v = u * 4.0 - 2.0;
+        break;
+    }
+    values[i] = FromDouble<T>(v);
+  }
+  return values;
+}
+
+template <typename TilingData>
+std::vector<uint32_t> TilingWords(const TilingData& data) {
+  std::vector<uint32_t> words(sizeof(TilingData) / sizeof(uint32_t));
+  std::memcpy(words.data(), &data, sizeof(TilingData));
+  return words;
+}
+
+template <typename T>
+GM_ADDR Gm(std::vector<T>& values) {
+  return values.empty() ? nullptr : reinterpret_cast<GM_ADDR>(values.data());
+}
+
+template <typename T>
+std::vector<T> OperandValues(const bcewl::OperandRequest& request, ValueKind kind, uint64_t seed) {
+  return request.present ? MakeValues<T>(request.period, kind, seed) : std::vector<T>{};
+}
+
+// A value the kernels never produce, so that unwritten output shows up.
+template <typename T>
+T Sentinel() {
+  return FromDouble<T>(-12345.0);
+}
+
+// predict, target and the optional weights of one test case.
+template <typename T>
+struct LossInputs {
+  std::vector<T> x, y, w, p;
+};
+
+template <typename T>
+LossInputs<T> MakeLossInputs(uint64_t n, const bcewl::OperandRequest& weight, const bcewl::OperandRequest& posWeight,
+                             uint64_t seed) {
+  LossInputs<T> in;
+  in.x = MakeValues<T>(n, ValueKind::kLogit, seed);
+  in.y = MakeValues<T>(n, ValueKind::kTarget, seed + 1);
+  in.w = OperandValues<T>(weight, ValueKind::kWeight, seed + 2);
+  in.p = OperandValues<T>(posWeight, ValueKind::kPosWeight, seed + 3);
+  return in;
+}
+
+inline std::string DescribeOperand(const bcewl::OperandRequest& request) {
+  return request.present ? "(" + std::to_string(request.period) + "," + std::to_string(request.inner) + ")" : "-";
+}
+
+template <typename Request>
+std::string DescribeRequest(const Request& request) {
+  return std::string(DtypeName(request.dtype)) + " n=" + std::to_string(request.totalLength) +
+         " cores=" + std::to_string(request.platform.coreNum) + " weight=" + DescribeOperand(request.weight) +
+         " pos_weight=" + DescribeOperand(request.posWeight);
+}
+
+// Weight and pos_weight seen by flat element i (1 when absent).
+template <typename T, typename Request>
+double WeightAt(const Request& request, const LossInputs<T>& in, uint64_t i) {
+  return request.weight.present ? ToDouble(in.w[OperandIndex(request.weight, i)]) : 1.0;
+}
+template <typename T, typename Request>
+double PosWeightAt(const Request& request, const LossInputs<T>& in, uint64_t i) {
+  return request.posWeight.present ? ToDouble(in.p[OperandIndex(request.posWeight, i)]) : 1.0;
+}
+
+// The launch used exactly the UB the tiling planned.
+template <typename Plan>
+void CheckPlannedUb(const Plan& plan, const std::string& what) {
+  const uint32_t used = AscendC::sim::LastLaunchStats().peakUbBytes;
+  CHECK_MSG(used == plan.ubBytes, "kernel allocated " << used << " UB bytes, tiling planned " << plan.ubBytes
+                                                      << " for " << what);
+}
+
+template <typename T>
+struct ForwardCase {
+  bcewl::ForwardTilingRequest request;
+  LossInputs<T> in;
+};
+
+template <typename T>
+ForwardCase<T> MakeForwardCase(uint64_t n, uint32_t cores, const bcewl::OperandRequest& weight,
+                               const bcewl::OperandRequest& posWeight, uint64_t seed) {
+  ForwardCase<T> c;
+  c.request.totalLength = n;
+  c.request.dtype = DtypeOf<T>();
+  c.request.weight = weight;
+  c.request.posWeight = posWeight;
+  c.request.platform.coreNum = cores;
+  c.in = MakeLossInputs<T>(n, weight, posWeight, seed);
+  return c;
+}
+
+// Plans and launches the forward kernel; the output starts as Sentinel().
+template <typename T>
+std::vector<float> LaunchForward(ForwardCase<T>& c, uint32_t ubBytes = AscendC::sim::kAscend910bUbBytes) {
+  c.request.platform.ubBytes = ubBytes;
+  const auto plan = bcewl::PlanForward(c.request);
+  CHECK_MSG(plan.ok(), plan.error << " for " << DescribeRequest(c.request));
+  std::vector<float> loss(c.request.totalLength, Sentinel<float>());
+  std::vector<uint32_t> tiling = TilingWords(plan.data);
+  AscendC::SimLaunchConfig config;
+  config.blockDim = plan.blockDim;
+  config.ubBytes = ubBytes;
+  AscendC::SimLaunch(config, &sigmoid_cross_entropy_with_logits_v2, Gm(c.in.x), Gm(c.in.y), Gm(c.in.w), Gm(c.in.p),
+                     Gm(loss), static_cast<GM_ADDR>(nullptr), Gm(tiling));
+  CheckPlannedUb(plan, DescribeRequest(c.request));
+  return loss;
+}
+
+template <typename T>
+Expected ExpectedLoss(const ForwardCase<T>& c, uint64_t i) {
+  return ReferenceLoss(ToDouble(c.in.x[i]), ToDouble(c.in.y[i]), WeightAt(c.request, c.in, i),
+                       PosWeightAt(c.request, c.in, i));
+}
+
+template <typename T>
+void CheckForward(ForwardCase<T>& c, uint32_t ubBytes = AscendC::sim::kAscend910bUbBytes) {
+  const std::vector<float> loss = LaunchForward(c, ubBytes);
+  for (uint64_t i = 0; i < loss.size(); ++i) {
+    const Expected expected = ExpectedLoss(c, i);
+    CHECK_MSG(Matches(loss[i], expected, RoundingOf<float>()),
+              DescribeRequest(c.request) << ": loss[" << i << "] = " << loss[i] << ", expected " << expected.value
+                                         << " (x=" << ToDouble(c.in.x[i]) << ", y=" << ToDouble(c.in.y[i]) << ")");
+  }
+}
+
+template <typename T>
+struct GradCase {
+  bcewl::GradTilingRequest request;
+  LossInputs<T> in;
+  std::vector<T> g;
+};
+
+template <typename T>
+GradCase<T> MakeGradCase(uint64_t n, uint32_t cores, bcewl::Reduction reduction, const bcewl::OperandRequest& dout,
+                         const bcewl::OperandRequest& weight, const bcewl::OperandRequest& posWeight, uint64_t seed) {
+  GradCase<T> c;
+  c.request.totalLength = n;
+  c.request.dtype = DtypeOf<T>();
+  c.request.reduction = reduction;
+  c.request.dout = dout;
+  c.request.weight = weight;
+  c.request.posWeight = posWeight;
+  c.request.platform.coreNum = cores;
+  c.in = MakeLossInputs<T>(n, weight, posWeight, seed);
+  c.g = OperandValues<T>(dout, ValueKind::kGradOut, seed + 4);
+  return c;
+}
+
+template <typename T>
+std::string Describe(const GradCase<T>& c) {
+  return DescribeRequest(c.request) + " reduction=" + std::to_string(static_cast<int>(c.request.reduction)) +
+         " dout=" + DescribeOperand(c.request.dout);
+}
+
+template <typename T>
+std::vector<T> LaunchGrad(GradCase<T>& c) {
+  const auto plan = bcewl::PlanGrad(c.request);
+  CHECK_MSG(plan.ok(), plan.error << " for " << Describe(c));
+  std::vector<T> gradient(c.request.totalLength, Sentinel<T>());
+  std::vector<uint32_t> tiling = TilingWords(plan.data);
+  AscendC::SimLaunch(&sigmoid_cross_entropy_with_logits_grad_v2, plan.blockDim, Gm(c.in.x), Gm(c.in.y), Gm(c.g),
+                     Gm(c.in.w), Gm(c.in.p), Gm(gradient), static_cast<GM_ADDR>(nullptr), Gm(tiling));
+  CheckPlannedUb(plan, Describe(c));
+  return gradient;
+}
+
+template <typename T>
+void CheckGrad(GradCase<T>& c) {
+  const std::vector<T> gradient = LaunchGrad(c);
+  const uint64_t n = c.request.totalLength;
+  const double scale = c.request.reduction == bcewl::Reduction::kMean ? 1.0 / static_cast<double>(n) : 1.0;
+  for (uint64_t i = 0; i < n; ++i) {
+    const double g = ToDouble(c.g[OperandIndex(c.request.dout, i)]);
+    const Expected expected = ReferenceGradient(ToDouble(c.in.x[i]), ToDouble(c.in.y[i]), g,
+                                                WeightAt(c.request, c.in, i), PosWeightAt(c.request, c.in, i), scale);
+    CHECK_MSG(Matches(ToDouble(gradient[i]), expected, RoundingOf<T>()),
+              Describe(c) << ": dx[" << i << "] = " << ToDouble(gradient[i]) << ", expected " << expected.value
+                          << " (x=" << ToDouble(c.in.x[i]) << ", y=" << ToDouble(c.in.y[i]) << ")");
+  }
+}
+
+}  // namespace bcewl_test
+
+#endif  // MS_BCEWL_ASCENDC_TESTS_KERNEL_TEST_SUPPORT_H_

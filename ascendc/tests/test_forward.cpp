@@ -1,0 +1,199 @@
+// The forward kernel against the float64 reference: variants, dtypes, core counts, sizes, broadcasts, specials.
+#include <cmath>
+#include <vector>
+
+#include "kernel_test_support.h"
+
+namespace bcewl_test {
+namespace {
+
+const uint32_t kCoreCounts[] = {1, 8, 20, 48};
+
+struct Variant {
+  bool weight;
+  bool posWeight;
+};
+const Variant kVariants[] = {{false, false}, {true, false}, {false, true}, {true, true}};
+
+// Elements of one full tile when the whole tensor runs on one core.
+template <typename T>
+uint64_t ForwardTileLength(const Variant& variant) {
+  bcewl::ForwardTilingRequest request;
+  request.totalLength = 1 << 22;
+  request.dtype = DtypeOf<T>();
+  request.weight = variant.weight ? SameShape(request.totalLength) : Absent();
+  request.posWeight = variant.posWeight ? SameShape(request.totalLength) : Absent();
+  return bcewl::PlanForward(request).data.geometry.chunkLength;
+}
+
+template <typename T>
+void CheckSameShape(uint64_t n, uint32_t cores, const Variant& variant, uint64_t seed) {
+  auto c = MakeForwardCase<T>(n, cores, variant.weight ? SameShape(n) : Absent(),
+                              variant.posWeight ? SameShape(n) : Absent(), seed);
+  CheckForward(c);
+}
+
+}  // namespace
+
+TEST_CASE(forward_all_variants_dtypes_cores_and_sizes) {
+  ForEachDtype([](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (const Variant& variant : kVariants) {
+      const uint64_t tile = ForwardTileLength<T>(variant);
+      const uint64_t sizes[] = {0, 1, 7, 33, tile, tile + 1, 3 * tile + 5, 40001};
+      for (uint32_t cores : kCoreCounts) {
+        for (uint64_t n : sizes) CheckSameShape<T>(n, cores, variant, n * 31 + cores);
+      }
+    }
+  });
+}
+
+TEST_CASE(forward_more_than_a_million_elements) {
+  CheckSameShape<half>(1000003, 48, Variant{true, true}, 7);
+  CheckSameShape<float>(1048583, 20, Variant{true, false}, 8);
+}
+
+TEST_CASE(forward_full_tiles_use_data_copy_and_tails_data_copy_pad) {
+  const uint64_t tile = ForwardTileLength<float>(Variant{true, true});
+  auto whole = MakeForwardCase<float>(4 * tile, 1, SameShape(4 * tile), SameShape(4 * tile), 1);
+  CheckForward(whole);
+  CHECK(AscendC::sim::LastLaunchStats().dataCopyPadCalls == 0);
+  CHECK(AscendC::sim::LastLaunchStats().dataCopyCalls == 4 * 5);  // 4 tiles x (4 inputs + 1 output)
+
+  auto tail = MakeForwardCase<float>(4 * tile + 3, 1, SameShape(4 * tile + 3), SameShape(4 * tile + 3), 2);
+  CheckForward(tail);
+  CHECK(AscendC::sim::LastLaunchStats().dataCopyPadCalls == 5);  // the tail tile: 4 inputs + 1 output
+}
+
+namespace {
+
+struct BroadcastCase {
+  const char* name;
+  uint64_t n;
+  bcewl::OperandRequest weight;
+  bcewl::OperandRequest posWeight;
+  uint32_t weightMode;  // the mode the tiling must pick, proving which kernel path ran
+  uint32_t posWeightMode;
+};
+
+// Shapes in comments; N, C, H, W as in PyTorch.
+const BroadcastCase kBroadcastCases[] = {
+    // w (C,) on (N, C): the row is resident in UB
+    {"trailing C=5", 5 * 700, Trailing(5), Absent(), bcewl::kOperandRowResident, bcewl::kOperandAbsent},
+    {"trailing C=16", 16 * 300, Absent(), Trailing(16), bcewl::kOperandAbsent, bcewl::kOperandRowResident},
+    {"trailing C=1000", 1000 * 37, Trailing(1000), Trailing(1000), bcewl::kOperandRowResident,
+     bcewl::kOperandRowResident},
+    // a row longer than a tile: rows are cut into chunks and the operand is streamed per chunk
+    {"trailing C=10007", 10007 * 3, Trailing(10007), Absent(), bcewl::kOperandStream, bcewl::kOperandAbsent},
+    // w (N, 1) on (N, C) and w (C, 1, 1) on (N, C, H, W): one value per run of `inner` elements
+    {"outer (N,1) C=3", 3 * 2001, Runs(2001, 3), Absent(), bcewl::kOperandRunConstant, bcewl::kOperandAbsent},
+    {"per-class (C,1,1)", 2 * 3 * 7 * 9, Runs(3, 63), Runs(3, 63), bcewl::kOperandRunConstant,
+     bcewl::kOperandRunConstant},
+    {"outer run longer than a tile", 5 * 9001, Runs(5, 9001), Absent(), bcewl::kOperandRunConstant,
+     bcewl::kOperandAbsent},
+    // w of shape (1,): a scalar
+    {"scalar", 4099, Runs(1, 1), Trailing(1), bcewl::kOperandRunConstant, bcewl::kOperandRunConstant},
+    // w (N, 1) with pos_weight (C,): both patterns share the row length C
+    {"outer weight, trailing pos_weight", 60 * 2000, Runs(60, 2000), Trailing(2000), bcewl::kOperandRunConstant,
+     bcewl::kOperandRowResident},
+    // w (H, W) with pos_weight (W,) on (N, C, H, W): w repeats every H*W, wider than a row of W
+    {"trailing H*W with trailing W", 2 * 3 * 4 * 10, Trailing(40), Trailing(10), bcewl::kOperandStream,
+     bcewl::kOperandRowResident},
+    // w (C, 1, 1) with pos_weight (W,) on (N, C, H, W): one weight value spans H rows of W
+    {"per-class weight over several rows", 2 * 3 * 4 * 10, Runs(3, 40), Trailing(10), bcewl::kOperandRunConstant,
+     bcewl::kOperandRowResident},
+    // full-shape weight with a per-class pos_weight (C, 1, 1)
+    {"full weight, per-class pos_weight", 2 * 4 * 25, SameShape(200), Runs(4, 25), bcewl::kOperandStream,
+     bcewl::kOperandRunConstant},
+};
+
+}  // namespace
+
+TEST_CASE(forward_broadcast_modes) {
+  ForEachDtype([](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (const BroadcastCase& broadcast : kBroadcastCases) {
+      for (uint32_t cores : {1u, 8u, 48u}) {
+        auto c = MakeForwardCase<T>(broadcast.n, cores, broadcast.weight, broadcast.posWeight, broadcast.n + cores);
+        const auto plan = bcewl::PlanForward(c.request);
+        CHECK_MSG(plan.data.weight.mode == broadcast.weightMode, broadcast.name << ": weight mode "
+                                                                                << plan.data.weight.mode);
+        CHECK_MSG(plan.data.posWeight.mode == broadcast.posWeightMode,
+                  broadcast.name << ": pos_weight mode " << plan.data.posWeight.mode);
+        CheckForward(c);
+      }
+    }
+  });
+}
+
+TEST_CASE(forward_with_a_smaller_ub) {
+  constexpr uint32_t kSmallUb = 48 * 1024;
+  ForEachDtype([](auto tag) {
+    using T = typename decltype(tag)::type;
+    auto full = MakeForwardCase<T>(30011, 4, SameShape(30011), SameShape(30011), 3);
+    CheckForward(full, kSmallUb);
+    CHECK(AscendC::sim::LastLaunchStats().peakUbBytes <= kSmallUb);
+    auto rows = MakeForwardCase<T>(7 * 3001, 2, Trailing(7), Runs(3001, 7), 4);
+    CheckForward(rows, kSmallUb);
+  });
+}
+
+TEST_CASE(forward_nan_and_infinity) {
+  const float inf = INFINITY;
+  const float nan = NAN;
+  struct Special {
+    float x, y, w, p;
+    double expected;
+  };
+  // Finite limits come out exactly; the two products 0 * inf of the formula stay NaN (see ascendc/README.md).
+  const Special specials[] = {
+      {inf, 0.0f, 1.0f, 1.0f, INFINITY},   {-inf, 1.0f, 1.0f, 1.0f, INFINITY}, {inf, 0.5f, 1.0f, 2.0f, INFINITY},
+      {inf, 1.0f, 1.0f, 1.0f, NAN},        {-inf, 0.0f, 1.0f, 1.0f, NAN},      {nan, 0.3f, 1.0f, 1.0f, NAN},
+      {0.5f, nan, 1.0f, 1.0f, NAN},        {0.5f, 0.5f, nan, 1.0f, NAN},       {0.5f, 0.5f, 1.0f, nan, NAN},
+      {100.0f, 1.0f, 2.0f, 3.0f, 0.0},     {-100.0f, 0.0f, 2.0f, 3.0f, 0.0},   {0.0f, 0.0f, 1.0f, 1.0f, std::log(2.0)},
+  };
+  const uint64_t n = sizeof(specials) / sizeof(specials[0]);
+  auto c = MakeForwardCase<float>(n, 1, SameShape(n), SameShape(n), 5);
+  for (uint64_t i = 0; i < n; ++i) {
+    c.in.x[i] = specials[i].x;
+    c.in.y[i] = specials[i].y;
+    c.in.w[i] = specials[i].w;
+    c.in.p[i] = specials[i].p;
+  }
+  const std::vector<float> loss = LaunchForward(c);
+  for (uint64_t i = 0; i < n; ++i) {
+    const double expected = specials[i].expected;
+    const bool ok = std::isnan(expected) ? std::isnan(loss[i])
+                                         : (std::isinf(expected) ? loss[i] == expected
+                                                                 : std::fabs(loss[i] - expected) < 1e-6);
+    CHECK_MSG(ok, "special " << i << ": got " << loss[i] << ", expected " << expected);
+  }
+}
+
+TEST_CASE(forward_unknown_tiling_key_writes_nothing) {
+  auto c = MakeForwardCase<float>(64, 1, Absent(), Absent(), 6);
+  auto plan = bcewl::PlanForward(c.request);
+  for (uint32_t key : {3u * bcewl::kTilingKeyDtypeStride, 2u}) {
+    plan.data.tilingKey = key;
+    std::vector<uint32_t> tiling = TilingWords(plan.data);
+    std::vector<float> loss(64, Sentinel<float>());
+    AscendC::SimLaunch(&sigmoid_cross_entropy_with_logits_v2, plan.blockDim, Gm(c.in.x), Gm(c.in.y),
+                       static_cast<GM_ADDR>(nullptr), static_cast<GM_ADDR>(nullptr), Gm(loss),
+                       static_cast<GM_ADDR>(nullptr), Gm(tiling));
+    for (float value : loss) CHECK_MSG(value == Sentinel<float>(), "key " << key << " wrote output");
+  }
+}
+
+TEST_CASE(forward_launch_with_more_blocks_than_planned) {
+  auto c = MakeForwardCase<half>(5000, 3, Trailing(50), Absent(), 9);
+  const auto plan = bcewl::PlanForward(c.request);
+  std::vector<uint32_t> tiling = TilingWords(plan.data);
+  std::vector<float> loss(5000, Sentinel<float>());
+  AscendC::SimLaunch(&sigmoid_cross_entropy_with_logits_v2, plan.blockDim + 5, Gm(c.in.x), Gm(c.in.y), Gm(c.in.w),
+                     static_cast<GM_ADDR>(nullptr), Gm(loss), static_cast<GM_ADDR>(nullptr), Gm(tiling));
+  for (uint64_t i = 0; i < loss.size(); ++i) {
+    CHECK_MSG(Matches(loss[i], ExpectedLoss(c, i), RoundingOf<float>()), "loss[" << i << "] = " << loss[i]);
+  }
+}
+
+}  // namespace bcewl_test

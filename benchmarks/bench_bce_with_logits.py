@@ -1,0 +1,194 @@
+"""Benchmark of ms_bcewl's BCEWithLogits against MindSpore's built-in op, PyTorch and two roofs.
+
+Each provider group runs in its own process (one per MindSpore mode, one for torch, one for the roofs); for every
+workload the parent asks each process for one timed sample in turn, rotating the order every round, so drift on a
+noisy machine hits all providers alike. Nothing here asserts speed. See docs/performance.md.
+
+    PYTHONPATH=. python benchmarks/bench_bce_with_logits.py --quick
+"""
+import argparse
+import os
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from machine import machine_info
+from native import build_formula_roof, build_noop_kernel
+from plotting import write_plots
+from reporting import progress_line, write_csv, write_markdown
+from results_model import Result
+from worker_pool import WorkerDied, WorkerProcess
+from workloads import CASES, DEFAULT_SIZES, DTYPES, floor_workload, parse_size, plan
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "results"
+MODES = ("pynative", "pynative-blocking", "graph", "graph-blocking")
+DEFAULT_MODES = ("pynative", "pynative-blocking", "graph")
+PRESETS = {
+    "full": {"sizes": DEFAULT_SIZES, "cases": tuple(CASES), "dtypes": DTYPES, "repeat": 10, "sample_seconds": 0.02},
+    "quick": {"sizes": (2 ** 10, 2 ** 14, 2 ** 18), "cases": ("no_weights",), "dtypes": ("float32",), "repeat": 5,
+              "sample_seconds": 0.005},
+}
+# The provider names each group answers for, by workload kind.
+PROVIDERS = {
+    "mindspore": {"bce": ("ms_bcewl", "mindspore"), "floor": ("floor_custom_noop", "floor_ops_add")},
+    "torch": {"bce": ("torch",), "floor": ()},
+    "roof": {"bce": ("roof_stream", "roof_formula"), "floor": ()},
+}
+
+
+def comma_list(choices):
+    def parse(text):
+        items = [item.strip() for item in text.split(",") if item.strip()]
+        unknown = [item for item in items if item not in choices]
+        if unknown:
+            raise argparse.ArgumentTypeError(f"unknown {unknown}; choose from {', '.join(choices)}")
+        return items
+    return parse
+
+
+def sizes_list(text):
+    try:
+        return [parse_size(item) for item in text.split(",")]
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: N = 2^10, 2^14, 2^18, no_weights, float32, 5 repetitions (~2 min)")
+    parser.add_argument("--sizes", type=sizes_list, help="comma list of 2^k, 1e7 or integers, multiples of 64 "
+                                                         "(default 2^10 ... 2^24 and 1e7)")
+    parser.add_argument("--dtypes", type=comma_list(DTYPES), help=f"default {','.join(DTYPES)}")
+    parser.add_argument("--cases", type=comma_list(tuple(CASES)), help=f"default {','.join(CASES)}")
+    parser.add_argument("--modes", type=comma_list(MODES), default=list(DEFAULT_MODES),
+                        help="MindSpore execution modes, '-blocking' = mindspore.runtime.launch_blocking() "
+                             f"(default {','.join(DEFAULT_MODES)})")
+    parser.add_argument("--repeat", type=int, help="timed samples per measurement (default 10, quick 5)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default benchmarks/results)")
+    args = parser.parse_args(argv)
+    preset = PRESETS["quick" if args.quick else "full"]
+    for key in ("sizes", "cases", "dtypes", "repeat"):
+        if getattr(args, key) is None:
+            setattr(args, key, preset[key])
+    args.sample_seconds = preset["sample_seconds"]
+    return args
+
+
+def make_workers(args, scratch):
+    formula_library, formula_build = build_formula_roof(scratch)
+    noop_library = build_noop_kernel(scratch)
+    common = {"sample_seconds": args.sample_seconds}
+    workers = []
+    for token in args.modes:
+        mode, _, blocking = token.partition("-")
+        runtime = "blocking" if blocking else "async"
+        spec = {**common, "group": "mindspore", "mode": mode, "runtime": runtime, "noop_library": noop_library}
+        workers.append(WorkerProcess(f"mindspore-{token}", spec, PROVIDERS["mindspore"], mode, runtime, scratch))
+    workers.append(WorkerProcess("torch", {**common, "group": "torch"}, PROVIDERS["torch"], "eager", "sync",
+                                 scratch))
+    roof_spec = {**common, "group": "roof", "formula_library": formula_library, "formula_build": formula_build}
+    workers.append(WorkerProcess("roof", roof_spec, PROVIDERS["roof"], "-", "-", scratch))
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.greet()
+    return workers
+
+
+def prepare_all(workers, workload, kind):
+    """Asks every live worker to prepare at once (their compiles overlap; nothing is timed yet), then collects
+    {worker name: answer or WorkerDied}."""
+    asked, answers = [], {}
+    for worker in workers:
+        worker.restart_if_dead()
+        if not (worker.alive and worker.providers[kind]):
+            continue
+        try:
+            worker.send({"op": "prepare", "workload": workload.to_json()})
+            asked.append(worker)
+        except WorkerDied as death:
+            answers[worker.name] = death
+    for worker in asked:
+        try:
+            answers[worker.name] = worker.receive()
+        except WorkerDied as death:
+            answers[worker.name] = death
+    return answers
+
+
+def why_not_ready(worker, answer, name):
+    if worker.unavailable:
+        return worker.unavailable
+    if isinstance(answer, WorkerDied):
+        return str(answer)
+    return answer["failed"].get(name, "not built by its worker")
+
+
+def run_workload(workers, workload, repeat):
+    kind = "floor" if workload.is_floor else "bce"
+    results = {(worker.name, name): Result(name, worker.mode, worker.runtime, workload)
+               for worker in workers for name in worker.providers[kind]}
+    answers = prepare_all(workers, workload, kind)
+    slots = []
+    for worker in workers:
+        answer = answers.get(worker.name)
+        for name in worker.providers[kind]:
+            if isinstance(answer, dict) and name in answer["ready"]:
+                results[(worker.name, name)].calls_per_sample = answer["ready"][name]
+                slots.append((worker, name))
+            else:
+                results[(worker.name, name)].note = why_not_ready(worker, answer, name)
+    sample_rounds(slots, results, repeat)
+    return list(results.values())
+
+
+def sample_rounds(slots, results, repeat):
+    """One sample per (worker, provider) slot per round; each round starts one slot later than the last."""
+    for round_index in range(repeat):
+        shift = round_index % max(len(slots), 1)
+        for worker, name in slots[shift:] + slots[:shift]:
+            result = results[(worker.name, name)]
+            if result.note:
+                continue
+            try:
+                result.seconds.append(worker.request({"op": "sample", "provider": name})["seconds"])
+            except WorkerDied as death:
+                for (owner, _), other in results.items():
+                    if owner == worker.name and not other.note:
+                        other.note = str(death)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    command = "python " + shlex.join(sys.argv if argv is None else [__file__, *argv])
+    workloads = [floor_workload()] + plan(args.cases, args.sizes, args.dtypes)
+    args.out.mkdir(parents=True, exist_ok=True)
+    started, load_at_start = time.monotonic(), os.getloadavg()[0]
+    print(f"{len(workloads)} workloads, modes {', '.join(args.modes)}, {args.repeat} samples each", flush=True)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench_bcewl_") as scratch:
+        workers = make_workers(args, scratch)
+        try:
+            for number, workload in enumerate(workloads, 1):
+                for result in run_workload(workers, workload, args.repeat):
+                    print(f"[{number}/{len(workloads)}] {progress_line(result)}", flush=True)
+                    results.append(result)
+            machine = machine_info(workers, load_at_start)
+        finally:
+            for worker in workers:
+                worker.close()
+    print(f"done in {time.monotonic() - started:.0f} s")
+    print(f"wrote {write_csv(results, machine, args.out)}")
+    print(f"wrote {write_markdown(results, machine, command, args.out)}")
+    plots = write_plots(results, args.out)
+    if plots is None:
+        print("matplotlib is not installed: no plot (the CSV and Markdown are complete); pip install matplotlib")
+    for path in plots or ():
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

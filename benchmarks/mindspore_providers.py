@@ -1,0 +1,82 @@
+"""ms_bcewl and MindSpore's built-in op in one execution mode, plus the per-call floor of that mode.
+
+Each provider is a factory returning a call that runs one loss (or loss and dx) to completion: ``.asnumpy()`` on
+every output waits for the asynchronous runtime (``mindspore.runtime.synchronize`` is not supported on the CPU
+device) and costs no copy on the CPU.
+"""
+from datetime import datetime
+from pathlib import Path
+
+import mindspore as ms
+from mindspore import Tensor, ops
+
+import ms_bcewl
+from ms_bcewl._library import library_path
+
+BCE_PROVIDERS = {"ms_bcewl": ms_bcewl.binary_cross_entropy_with_logits,
+                 "mindspore": ops.binary_cross_entropy_with_logits}
+
+
+def bce_loss(loss_fn, has_weight, has_pos_weight, reduction):
+    """loss(x, y, *weights): weights are passed as arguments, not captured, so graph mode keeps them inputs."""
+    def loss(x, y, *weights):
+        weight = weights[0] if has_weight else None
+        pos_weight = weights[-1] if has_pos_weight else None
+        return loss_fn(x, y, weight, pos_weight, reduction)
+    return loss
+
+
+class MindSporeGroup:
+    """mode: 'pynative' or 'graph' (a mindspore.jit function); runtime: 'async' (default) or 'blocking'."""
+
+    def __init__(self, mode, runtime, noop_library):
+        if runtime == "blocking":
+            ms.runtime.launch_blocking()
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        self.mode = mode
+        self._noop = ops.Custom(f"{noop_library}:Noop", out_shape=lambda *shapes: shapes[0],
+                                out_dtype=lambda *dtypes: dtypes[0], func_type="aot")
+
+    @staticmethod
+    def info():
+        """Versions; the library's build time too, since a rebuilt kernel keeps the package version."""
+        library = Path(library_path())
+        built = datetime.fromtimestamp(library.stat().st_mtime).isoformat(" ", "seconds")
+        return {"mindspore": ms.__version__, "ms_bcewl": f"{ms_bcewl.__version__}, {library} built {built}"}
+
+    def providers(self, workload, inputs):
+        if workload.is_floor:
+            return self._floor_providers(inputs)
+        dtype = getattr(ms, workload.dtype)
+        tensors = [Tensor(inputs[name]).astype(dtype) for name in ("x", "y", "weight", "pos_weight")
+                   if inputs[name] is not None]
+        return {name: self._factory(bce_loss(loss_fn, workload.has_weight, bool(workload.pos_weight_shape),
+                                             workload.reduction), workload.is_backward, tensors)
+                for name, loss_fn in BCE_PROVIDERS.items()}
+
+    def _floor_providers(self, inputs):
+        tensor = Tensor(inputs["x"].reshape(-1))
+        noop = self._noop
+
+        def custom_noop(t):
+            return noop(t)
+
+        def ops_add(t):
+            return ops.add(t, t)
+        return {"floor_custom_noop": self._factory(custom_noop, False, [tensor]),
+                "floor_ops_add": self._factory(ops_add, False, [tensor])}
+
+    def _factory(self, function, is_backward, arguments):
+        """value_and_grad, not grad: graph mode would prune a forward whose loss nobody reads, and training
+        reads it."""
+        def make_call():
+            step = ms.value_and_grad(function, grad_position=0) if is_backward else function
+            if self.mode == "graph":
+                step = ms.jit(step)
+            return lambda: wait_for(step(*arguments))
+        return make_call
+
+
+def wait_for(outputs):
+    for output in outputs if isinstance(outputs, tuple) else (outputs,):
+        output.asnumpy()

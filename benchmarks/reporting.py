@@ -1,0 +1,142 @@
+"""Writes the results: a CSV of every measurement, a Markdown table of medians and ratios, a PNG plot."""
+import csv
+from collections import defaultdict
+from pathlib import Path
+
+STEM = "bce_with_logits"
+MACHINE_FIELDS = ("cpu_model", "cores", "load_average", "python", "numpy", "mindspore", "ms_bcewl", "torch", "gxx",
+                  "formula_roof")
+CSV_FIELDS = ("provider", "mode", "runtime", "case", "size", "dtype", "reduction", "pass", "status", "median_s",
+              "p20_s", "p80_s", "melem_per_s", "samples", "calls_per_sample", "note") + MACHINE_FIELDS
+ROOFS = ("roof_stream", "roof_formula")
+
+
+def format_seconds(seconds):
+    if seconds is None:
+        return "n/a"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-6:.3g} µs"
+
+
+def format_ratio(numerator, denominator):
+    return "n/a" if numerator is None or denominator is None else f"{numerator / denominator:.2f}×"
+
+
+def progress_line(result):
+    where = f"{result.workload.label():<52} {result.series:<28}"
+    if not result.ok:
+        return f"{where} n/a: {result.note}"
+    return (f"{where} median {format_seconds(result.median)} (p20 {format_seconds(result.quantile(0.2))}, "
+            f"p80 {format_seconds(result.quantile(0.8))}) {result.melem_per_s:.1f} Melem/s")
+
+
+def _csv_row(result, machine):
+    workload = result.workload
+    row = {"provider": result.provider, "mode": result.mode, "runtime": result.runtime, "case": workload.case,
+           "size": workload.size, "dtype": workload.dtype, "reduction": workload.reduction,
+           "pass": workload.pass_, "status": "ok" if result.ok else "n/a", "samples": len(result.seconds),
+           "calls_per_sample": result.calls_per_sample, "note": result.note}
+    if result.ok:
+        row.update(median_s=f"{result.median:.6e}", p20_s=f"{result.quantile(0.2):.6e}",
+                   p80_s=f"{result.quantile(0.8):.6e}", melem_per_s=f"{result.melem_per_s:.3f}")
+    row.update({name: machine.get(name, "") for name in MACHINE_FIELDS})
+    return row
+
+
+def write_csv(results, machine, directory):
+    path = Path(directory) / f"{STEM}.csv"
+    with open(path, "w", newline="", encoding="utf-8") as stream:
+        writer = csv.DictWriter(stream, fieldnames=CSV_FIELDS)
+        writer.writeheader()
+        writer.writerows(_csv_row(result, machine) for result in results)
+    return path
+
+
+def _table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows] + [""]
+
+
+def _index(results):
+    """{workload: {(provider, mode, runtime): result}}, workloads in the order they ran."""
+    index = defaultdict(dict)
+    for result in results:
+        index[result.workload][(result.provider, result.mode, result.runtime)] = result
+    return index
+
+
+def _median(row, provider, mode_runtime=None):
+    """Median of the provider in this row; torch and the roofs have one mode, so mode_runtime may be omitted."""
+    for (name, mode, runtime), result in row.items():
+        if name == provider and mode_runtime in (None, (mode, runtime)):
+            return result.median
+    return None
+
+
+def _mindspore_modes(results):
+    return list(dict.fromkeys((r.mode, r.runtime) for r in results if r.provider == "ms_bcewl"))
+
+
+def _comparison_rows(index, mode_runtime):
+    for workload, row in index.items():
+        if workload.is_floor:
+            continue
+        ours = _median(row, "ms_bcewl", mode_runtime)
+        builtin = _median(row, "mindspore", mode_runtime)
+        torch = _median(row, "torch")
+        roofs = [_median(row, name) for name in ROOFS]
+        # The op can be no faster than the slower of its two bounds.
+        roof = max((r for r in roofs if r is not None), default=None)
+        yield ([workload.case, workload.size, workload.dtype, workload.reduction, workload.pass_]
+               + [format_seconds(t) for t in (ours, builtin, torch, *roofs)]
+               + [format_ratio(builtin, ours), format_ratio(torch, ours), format_ratio(roof, ours)])
+
+
+def _floor_rows(index, modes):
+    for workload, row in index.items():
+        if workload.is_floor:
+            for mode_runtime in modes:
+                yield ["/".join(mode_runtime)] + [format_seconds(_median(row, name, mode_runtime))
+                                                  for name in ("floor_custom_noop", "floor_ops_add")]
+
+
+def _unmeasured_rows(results):
+    counts = defaultdict(int)
+    for result in results:
+        if not result.ok:
+            counts[(result.series, result.note)] += 1
+    return [[series, count, note] for (series, note), count in counts.items()]
+
+
+READING_GUIDE = """Times are medians of the per-call time over the samples (each sample is a batch of calls, every call
+run to completion). A ratio is *peer time ÷ ms_bcewl time*: above 1 ms_bcewl is faster. The roof is the slower
+of roof_stream (a 2-thread numpy copy of the bytes an ideal kernel reads and writes) and roof_formula (the bare
+formula, vectorised C++ on 2 threads); roof ÷ ms_bcewl is the fraction of the roof that ms_bcewl reaches.
+torch and the roofs do not depend on the MindSpore mode: they are repeated in every table."""
+
+
+def markdown(results, machine, command):
+    modes = _mindspore_modes(results)
+    index = _index(results)
+    lines = ["# BCEWithLogits benchmark", "", f"Command: `{command}`", ""]
+    lines += _table(["machine", ""], [[name, machine.get(name, "")] for name in MACHINE_FIELDS])
+    lines += [READING_GUIDE, "", "## Per-call floor (N = 1000): a do-nothing custom AOT op and ops.add", ""]
+    lines += _table(["mode/runtime", "custom AOT no-op", "ops.add"], _floor_rows(index, modes))
+    header = ["case", "N", "dtype", "reduction", "pass", "ms_bcewl", "built-in", "torch", *ROOFS,
+              "built-in ÷ ms_bcewl", "torch ÷ ms_bcewl", "roof ÷ ms_bcewl"]
+    for mode_runtime in modes:
+        lines += [f"## MindSpore {'/'.join(mode_runtime)}", ""]
+        lines += _table(header, _comparison_rows(index, mode_runtime))
+    unmeasured = _unmeasured_rows(results)
+    if unmeasured:
+        lines += ["## Not measured (n/a in the CSV)", ""] + _table(["provider", "measurements", "reason"],
+                                                                   unmeasured)
+    return "\n".join(lines)
+
+
+def write_markdown(results, machine, command, directory):
+    path = Path(directory) / f"{STEM}.md"
+    path.write_text(markdown(results, machine, command), encoding="utf-8")
+    return path

@@ -1,0 +1,40 @@
+"""ms_bcewl.binary_cross_entropy_with_logits: validate, pick the primitive of the variant, call it."""
+from ms_bcewl.primitives import FORWARD
+from ms_bcewl.validation import check_arguments
+
+_API = "binary_cross_entropy_with_logits"
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):  # pylint: disable=redefined-builtin
+    r"""Binary cross-entropy on logits with the sigmoid fused in; a drop-in for
+    ``mindspore.ops.binary_cross_entropy_with_logits`` (same arguments, same order).
+
+    .. math::
+        \ell = w \cdot \big((1 - y)\,x - (1 + (p - 1)\,y)\,\log\sigma(x)\big)
+
+    computed in float32 with a log-sigmoid that is stable for every finite x, then reduced.
+
+    Args:
+        input (Tensor): logits x; float16, float32 or bfloat16, rank at most 8.
+        target (Tensor): y, same shape as ``input``; values outside [0, 1] are accepted.
+        weight (Tensor, optional): w, broadcast to ``input`` (numpy rules, never enlarging it).
+        pos_weight (Tensor, optional): p, the weight of positive examples, broadcast like ``weight``.
+        reduction (str): ``'none'``, ``'mean'`` (sum / numel(input)) or ``'sum'``.
+
+    Returns:
+        Tensor of target's dtype: input's shape for ``'none'``, 0-d otherwise. Empty input gives an empty
+        tensor, NaN (mean) or 0 (sum). Gradients exist for all four tensors (a weight Parameter trains).
+
+    Raises:
+        TypeError: an argument is not a Tensor, has an unsupported dtype, or reduction is not a str.
+        ValueError: shapes do not match or broadcast, rank above 8, or an unknown reduction.
+    """
+    check_arguments(_API, input, target, weight, pos_weight, reduction)
+    primitive = FORWARD[(weight is not None, pos_weight is not None, reduction)]
+    if weight is None and pos_weight is None:
+        return primitive(input, target)
+    if pos_weight is None:
+        return primitive(input, target, weight)
+    if weight is None:
+        return primitive(input, target, pos_weight)
+    return primitive(input, target, weight, pos_weight)

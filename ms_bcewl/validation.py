@@ -1,0 +1,110 @@
+"""Argument checks, run before anything is launched.
+
+The checks are pure functions of names, shapes and dtypes, wrapped with MindSpore's ``constexpr`` so that graph
+mode evaluates them while compiling (the error is raised at the call that compiles the graph) and PyNative mode
+calls them directly. A dimension of -1 (dynamic shape) is unknown here; the native library checks it when the
+call runs.
+"""
+from mindspore import ops
+from mindspore.common import dtype as mstype
+from mindspore.ops.primitive import constexpr
+
+REDUCTIONS = ("none", "mean", "sum")
+SUPPORTED_DTYPES = (mstype.float16, mstype.float32, mstype.bfloat16)
+MAX_RANK = 8
+_DYNAMIC_RANK = -2
+
+
+def _prefix(api):
+    return f"For '{api}', "
+
+
+@constexpr(check=False)
+def check_is_tensor(api, name, value, optional):
+    """TypeError unless ``value`` is a Tensor (or None where the argument is optional)."""
+    if value is None and optional:
+        return
+    if not isinstance(ops.typeof(value), mstype.TensorType):
+        raise TypeError(f"{_prefix(api)}'{name}' must be a Tensor, but got {type(value).__name__}.")
+
+
+@constexpr
+def check_reduction(api, reduction):
+    """TypeError for a non-string reduction, ValueError for an unknown one."""
+    if not isinstance(reduction, str):
+        raise TypeError(f"{_prefix(api)}'reduction' must be a str, but got {type(reduction).__name__} {reduction!r}.")
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{_prefix(api)}'reduction' must be one of 'none', 'mean', 'sum', but got {reduction!r}.")
+
+
+def _check_dtype(api, name, dtype):
+    if dtype not in SUPPORTED_DTYPES:
+        raise TypeError(f"{_prefix(api)}'{name}' must have dtype float16, float32 or bfloat16, but got {dtype}.")
+
+
+def _is_dynamic_rank(shape):
+    return _DYNAMIC_RANK in shape
+
+
+def _check_rank(api, name, shape):
+    if not _is_dynamic_rank(shape) and len(shape) > MAX_RANK:
+        raise ValueError(f"{_prefix(api)}'{name}' has rank {len(shape)} (shape {shape}); "
+                         f"at most {MAX_RANK} dimensions are supported.")
+
+
+def _dims_agree(a, b):
+    return a == b or a == -1 or b == -1
+
+
+def _check_same_shape(api, input_shape, target_shape):
+    if _is_dynamic_rank(input_shape) or _is_dynamic_rank(target_shape):
+        return
+    same = len(input_shape) == len(target_shape) and all(map(_dims_agree, input_shape, target_shape))
+    if not same:
+        raise ValueError(f"{_prefix(api)}'input' and 'target' must have the same shape, but got "
+                         f"input {input_shape} and target {target_shape}.")
+
+
+def _check_broadcasts_to(api, name, shape, input_shape):
+    """numpy broadcasting with trailing alignment that must not enlarge input's shape."""
+    if _is_dynamic_rank(shape) or _is_dynamic_rank(input_shape):
+        return
+    fits = len(shape) <= len(input_shape) and all(
+        dim in (1, -1) or _dims_agree(dim, target) for dim, target in zip(reversed(shape), reversed(input_shape)))
+    if not fits:
+        raise ValueError(f"{_prefix(api)}'{name}' of shape {shape} must broadcast to the shape of 'input' "
+                         f"{input_shape} without enlarging it.")
+
+
+@constexpr
+def check_tensors(api, input_info, target_info, weight_info, pos_weight_info):
+    """Dtypes, ranks and shapes of the tensor arguments; each *_info is (shape, dtype) or None."""
+    named = [("input", input_info), ("target", target_info), ("weight", weight_info),
+             ("pos_weight", pos_weight_info)]
+    present = [(name, info) for name, info in named if info is not None]
+    for name, (_, dtype) in present:
+        _check_dtype(api, name, dtype)
+    for name, (shape, _) in present:
+        _check_rank(api, name, shape)
+    input_shape, target_shape = input_info[0], target_info[0]
+    _check_same_shape(api, input_shape, target_shape)
+    for name, (shape, _) in present[2:]:
+        _check_broadcasts_to(api, name, shape, input_shape)
+
+
+def tensor_info(tensor):
+    """(static shape, dtype) of a tensor, or None; graph-mode safe."""
+    if tensor is None:
+        return None
+    return ops.shape(tensor), tensor.dtype
+
+
+def check_arguments(api, input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
+    """Every check of the error contract, in order: types, reduction, dtypes, ranks, shapes."""
+    check_is_tensor(api, "input", input, False)
+    check_is_tensor(api, "target", target, False)
+    check_is_tensor(api, "weight", weight, True)
+    check_is_tensor(api, "pos_weight", pos_weight, True)
+    check_reduction(api, reduction)
+    check_tensors(api, tensor_info(input), tensor_info(target), tensor_info(weight), tensor_info(pos_weight))
+

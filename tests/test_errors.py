@@ -1,0 +1,220 @@
+"""The error contract of DESIGN.md §4, in PyNative (direct calls) and GRAPH mode (compiled Cells and ms.jit).
+
+Each error must be raised at the offending call with the right type and a message that names the argument and the
+shape or dtype; the next valid call must then return the right value.
+"""
+import re
+
+import mindspore as ms
+import numpy as np
+import pytest
+
+import ms_bcewl
+import reference as R
+
+ARGS = ("input", "target", "weight", "pos_weight")
+VALID_SHAPES = ((4, 3), (4, 3), (3,), (1, 3))
+
+
+def valid_tensors():
+    case = R.make_case((4, 3), (3,), (1, 3), "mean", seed=31)
+    return case, [R.to_tensor(a) for a in case.args]
+
+
+def bad_dtype_tensor(shape, dtype):
+    return ms.Tensor(np.ones(shape, dtype=dtype))
+
+
+class _CallNet(ms.nn.Cell):
+    """Calls the functional with Tensor arguments as graph inputs and anything else as a compile-time constant."""
+
+    def __init__(self, values, reduction):
+        super().__init__()
+        self.is_tensor = tuple(isinstance(v, ms.Tensor) for v in values)
+        self.c0, self.c1, self.c2, self.c3 = (None if isinstance(v, ms.Tensor) else v for v in values)
+        self.reduction = reduction
+
+    def construct(self, x, y, w, p):
+        return ms_bcewl.binary_cross_entropy_with_logits(x if self.is_tensor[0] else self.c0,
+                                                         y if self.is_tensor[1] else self.c1,
+                                                         w if self.is_tensor[2] else self.c2,
+                                                         p if self.is_tensor[3] else self.c3,
+                                                         self.reduction)
+
+
+def call(mode, values, reduction="mean"):
+    """PyNative: a direct call; GRAPH: a compiled Cell (the error comes from compiling it at this call)."""
+    if mode == "pynative":
+        return ms_bcewl.binary_cross_entropy_with_logits(*values, reduction=reduction)
+    dummy = ms.Tensor(np.zeros(1, np.float32))
+    inputs = [v if isinstance(v, ms.Tensor) else dummy for v in values]
+    return _CallNet(values, reduction)(*inputs)
+
+
+def shape_pattern(shape):
+    """The shape as a tuple or a list, whitespace ignored."""
+    return {str(tuple(shape)).replace(" ", ""), str(list(shape)).replace(" ", "")}
+
+
+def assert_message(excinfo, *fragments, shapes=()):
+    msg = str(excinfo.value)
+    flat = re.sub(r"\s", "", msg)
+    for fragment in fragments:
+        assert re.search(rf"(?<![A-Za-z0-9_]){re.escape(fragment)}(?![A-Za-z0-9_])", msg, re.IGNORECASE), \
+            f"{fragment!r} not named in: {msg}"
+    for shape in shapes:
+        assert any(s in flat for s in shape_pattern(shape)), f"shape {shape} not in: {msg}"
+
+
+def assert_next_call_is_right(mode):
+    case, tensors = valid_tensors()
+    R.check_loss(case, got=call(mode, tensors), msg="valid call after an error")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# TypeError
+# ---------------------------------------------------------------------------------------------------------------
+
+NOT_TENSORS = {
+    "list": [[0.5, 1.0, 2.0]] * 4,
+    "float": [0.5] * 4,
+    "tuple": [(1.0, 2.0, 3.0)] * 4,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(NOT_TENSORS))
+@pytest.mark.parametrize("arg", ARGS)
+def test_non_tensor_argument(mode, arg, kind):
+    _, values = valid_tensors()
+    k = ARGS.index(arg)
+    values[k] = NOT_TENSORS[kind][k]
+    with pytest.raises(TypeError) as excinfo:
+        call(mode, values)
+    assert_message(excinfo, arg)
+    assert_next_call_is_right(mode)
+
+
+@pytest.mark.parametrize("arg", ARGS)
+def test_numpy_array_is_not_a_tensor(pynative, arg):
+    _, values = valid_tensors()
+    k = ARGS.index(arg)
+    values[k] = np.ones(VALID_SHAPES[k], np.float32)
+    with pytest.raises(TypeError) as excinfo:
+        call("pynative", values)
+    assert_message(excinfo, arg)
+    assert_next_call_is_right("pynative")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.int64, np.bool_], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("arg", ARGS)
+def test_unsupported_dtype(mode, arg, dtype):
+    _, values = valid_tensors()
+    k = ARGS.index(arg)
+    values[k] = bad_dtype_tensor(VALID_SHAPES[k], dtype)
+    with pytest.raises(TypeError) as excinfo:
+        call(mode, values)
+    assert_message(excinfo, arg, {"float64": "float64", "int32": "int32", "int64": "int64",
+                                  "bool": "bool"}[np.dtype(dtype).name])
+    assert_next_call_is_right(mode)
+
+
+@pytest.mark.parametrize("reduction", [1, None, 0.5, ("mean",)], ids=repr)
+def test_reduction_not_a_string(mode, reduction):
+    _, values = valid_tensors()
+    with pytest.raises(TypeError) as excinfo:
+        call(mode, values, reduction)
+    assert_message(excinfo, "reduction")
+    assert_next_call_is_right(mode)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ValueError
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reduction", ["avg", "Mean", "", "batchmean"])
+def test_unknown_reduction(mode, reduction):
+    _, values = valid_tensors()
+    with pytest.raises(ValueError) as excinfo:
+        call(mode, values, reduction)
+    assert_message(excinfo, "reduction")
+    assert repr(reduction) in str(excinfo.value) or (reduction and reduction in str(excinfo.value))
+    assert_next_call_is_right(mode)
+
+
+# (input shape, target shape, weight shape, pos_weight shape, the argument to name, the shapes to name)
+SHAPE_ERRORS = {
+    "target_5_vs_5x1": ((5, 1), (5,), None, None, "target", ((5, 1), (5,))),
+    "target_5x1_vs_5": ((5,), (5, 1), None, None, "target", ((5,), (5, 1))),
+    "target_3x4_vs_4x3": ((3, 4), (4, 3), None, None, "target", ((3, 4), (4, 3))),
+    "weight_not_broadcastable": ((5, 3), (5, 3), (4,), None, "weight", ((4,), (5, 3))),
+    "weight_enlarges": ((5, 5), (5, 5), (1, 5, 5), None, "weight", ((1, 5, 5), (5, 5))),
+    "weight_leading_mismatch": ((4, 3), (4, 3), (2, 3), None, "weight", ((2, 3), (4, 3))),
+    "pos_weight_not_broadcastable": ((3, 3), (3, 3), None, (2, 3), "pos_weight", ((2, 3), (3, 3))),
+    "pos_weight_enlarges": ((4, 3), (4, 3), (3,), (2, 4, 3), "pos_weight", ((2, 4, 3), (4, 3))),
+    "pos_weight_column": ((4, 3), (4, 3), None, (3, 1), "pos_weight", ((3, 1), (4, 3))),
+    "input_rank_9": ((1,) * 7 + (2, 2), (1,) * 7 + (2, 2), None, None, "input", ((1,) * 7 + (2, 2),)),
+    "weight_rank_9": ((2, 2), (2, 2), (1,) * 7 + (2, 2), None, "weight", ((1,) * 7 + (2, 2),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_ERRORS))
+def test_shape_errors(mode, name):
+    *shapes, arg, named_shapes = SHAPE_ERRORS[name]
+    values = [None if s is None else R.to_tensor(np.full(s, 0.5)) for s in shapes]
+    with pytest.raises(ValueError) as excinfo:
+        call(mode, values)
+    assert_message(excinfo, arg, shapes=named_shapes)
+    assert_next_call_is_right(mode)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The Cell and ms.jit
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("arg, value, error", [
+    ("weight", [1.0, 2.0, 3.0], TypeError),
+    ("pos_weight", np.ones(3, np.float32), TypeError),
+    ("reduction", "avg", ValueError),
+    ("reduction", 2, TypeError),
+])
+def test_loss_cell_constructor_errors(pynative, arg, value, error):
+    with pytest.raises(error) as excinfo:
+        ms_bcewl.BCEWithLogitsLoss(**{arg: value})
+    assert_message(excinfo, arg)
+
+
+@pytest.mark.parametrize("bad", ["target_shape", "weight_shape", "input_dtype", "input_list"])
+def test_loss_cell_call_errors(mode, bad):
+    case, (x, y, w, p) = valid_tensors()
+    cell = ms_bcewl.BCEWithLogitsLoss("mean", R.to_tensor(np.ones((2, 3))) if bad == "weight_shape" else w, p)
+    inputs = {"target_shape": (x, R.to_tensor(np.ones((4, 1)))), "weight_shape": (x, y),
+              "input_dtype": (bad_dtype_tensor((4, 3), np.float64), y), "input_list": ([[0.5] * 3] * 4, y)}[bad]
+    error, arg = {"target_shape": (ValueError, "target"), "weight_shape": (ValueError, "weight"),
+                  "input_dtype": (TypeError, "input"), "input_list": (TypeError, "input")}[bad]
+    with pytest.raises(error) as excinfo:
+        cell(*inputs)
+    assert_message(excinfo, arg)
+    good = ms_bcewl.BCEWithLogitsLoss("mean", w, p)
+    R.check_loss(case, got=good(x, y), msg="valid Cell call after an error")
+
+
+@pytest.mark.parametrize("bad", ["target_shape", "weight_dtype", "reduction"])
+def test_jit_errors(pynative, bad):
+    case, (x, y, w, p) = valid_tensors()
+
+    def make(reduction):
+        @ms.jit
+        def fn(a, b, c, d):
+            return ms_bcewl.binary_cross_entropy_with_logits(a, b, c, d, reduction)
+        return fn
+
+    args = {"target_shape": (x, R.to_tensor(np.ones((3, 4))), w, p),
+            "weight_dtype": (x, y, bad_dtype_tensor((3,), np.float64), p), "reduction": (x, y, w, p)}[bad]
+    error, fragments = {"target_shape": (ValueError, ("target",)), "weight_dtype": (TypeError, ("weight", "float64")),
+                        "reduction": (ValueError, ("reduction",))}[bad]
+    with pytest.raises(error) as excinfo:
+        make("avg" if bad == "reduction" else "mean")(*args)
+    assert_message(excinfo, *fragments)
+    R.check_loss(case, got=make("mean")(x, y, w, p), msg="valid jit call after an error")
