@@ -1,9 +1,10 @@
 """Float64 NumPy reference of DESIGN.md §3 and the shared test harness.
 
-The first half is pure NumPy: the loss for each reduction and the four gradients (dx, dy, dw summed to w's
+The first half is NumPy in float64: the loss for each reduction and the four gradients (dx, dy, dw summed to w's
 shape, dp summed to p's shape), written straight from the formulas of DESIGN.md §3.  It is checked against the
 published golden values and against PyTorch (float64) in the test suite, so that it can be trusted as the
-oracle for everything PyTorch does not cover (dw, dp, mixed dtypes, bf16).
+oracle for everything PyTorch does not cover (dw, dp, mixed dtypes, bf16).  `torch_oracle` runs PyTorch itself
+(float64) on a case, for the loss, dx and dy.
 
 The second half is the harness the tests share: dtype helpers (values are rounded to the tensor dtype before the
 reference sees them, so the only error left is the op's own), tolerances, and the Cells that call ms_bcewl in
@@ -13,6 +14,8 @@ from dataclasses import dataclass, replace
 from typing import Optional, Tuple
 
 import numpy as np
+import torch  # the second oracle (float64); CI installs it, so it is imported unconditionally
+import torch.nn.functional as torch_f
 
 REDUCTIONS = ("none", "mean", "sum")
 
@@ -315,14 +318,11 @@ def upstream(case, seed=1):
 
 def torch_oracle(case, g=None):
     """PyTorch float64 on the case's values: (loss, dx, dy) as NumPy."""
-    import torch
-    import torch.nn.functional as F
-
     x = torch.tensor(case.x, dtype=torch.float64, requires_grad=True)
     y = torch.tensor(case.y, dtype=torch.float64, requires_grad=True)
     w = None if case.w is None else torch.tensor(case.w, dtype=torch.float64)
     p = None if case.p is None else torch.tensor(case.p, dtype=torch.float64)
-    out = F.binary_cross_entropy_with_logits(x, y, w, reduction=case.reduction, pos_weight=p)
+    out = torch_f.binary_cross_entropy_with_logits(x, y, w, reduction=case.reduction, pos_weight=p)
     gt = torch.ones_like(out) if g is None else torch.tensor(g, dtype=torch.float64)
     dx, dy = torch.autograd.grad(out, (x, y), gt)
     return out.detach().numpy(), dx.numpy(), dy.numpy()

@@ -1,13 +1,12 @@
 """Gradients of ms_bcewl with respect to input, target, weight and pos_weight (DESIGN.md §3).
 
-Every test feeds a non-unit upstream gradient g (the gradient of Σ g · loss), except the published goldens that
+The tests feed a non-unit upstream gradient g (the gradient of Σ g · loss), except the published goldens that
 are defined for g = 1.  Expected values: the float64 analytic reference, checked here against central differences
 and against PyTorch; PyTorch for dx and dy; central differences of the float64 loss for all four gradients.
 """
 import mindspore as ms
 import numpy as np
 import pytest
-import torch  # noqa: F401  the second oracle (used through reference.torch_oracle); CI installs it
 
 import reference as R
 
