@@ -116,31 +116,45 @@ struct PhaseOneArgs {
   aclTensor *out;
 };
 
+using GradientPlan = aclnnStatus (*)(const aclTensor *, const aclTensor *, const aclTensor *, const aclTensor *,
+                                     const aclTensor *, int64_t, aclTensor *, uint64_t *, aclOpExecutor **);
+
+// The four gradient APIs share one signature; the forward is the one without grad_output.
+struct GradientApi {
+  GradientPlan plan;
+  PhaseTwo run;
+};
+
+GradientApi GradientApiFor(Operation operation) {
+  switch (operation) {
+    case Operation::kInputGrad:
+      return {aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize, aclnnBinaryCrossEntropyWithLogitsBackward};
+    case Operation::kTargetGrad:
+      return {aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize,
+              aclnnBinaryCrossEntropyWithLogitsTargetBackward};
+    case Operation::kWeightGrad:
+      return {aclnnBinaryCrossEntropyWithLogitsWeightBackwardGetWorkspaceSize,
+              aclnnBinaryCrossEntropyWithLogitsWeightBackward};
+    case Operation::kPosWeightGrad:
+      return {aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorkspaceSize,
+              aclnnBinaryCrossEntropyWithLogitsPosWeightBackward};
+    case Operation::kForward:
+      break;
+  }
+  Fail("the forward has no gradient API");
+}
+
 aclnnStatus PlanForOperation(Operation operation, const PhaseOneArgs &a, uint64_t *workspace_size,
                              aclOpExecutor **executor, PhaseTwo *run) {
-  switch (operation) {
-    case Operation::kForward:
-      *run = aclnnBinaryCrossEntropyWithLogits;
-      return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(a.input, a.target, a.weight, a.pos_weight,
-                                                               a.reduction, a.out, workspace_size, executor);
-    case Operation::kInputGrad:
-      *run = aclnnBinaryCrossEntropyWithLogitsBackward;
-      return aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(
-          a.grad_output, a.input, a.target, a.weight, a.pos_weight, a.reduction, a.out, workspace_size, executor);
-    case Operation::kTargetGrad:
-      *run = aclnnBinaryCrossEntropyWithLogitsTargetBackward;
-      return aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(
-          a.grad_output, a.input, a.target, a.weight, a.pos_weight, a.reduction, a.out, workspace_size, executor);
-    case Operation::kWeightGrad:
-      *run = aclnnBinaryCrossEntropyWithLogitsWeightBackward;
-      return aclnnBinaryCrossEntropyWithLogitsWeightBackwardGetWorkspaceSize(
-          a.grad_output, a.input, a.target, a.weight, a.pos_weight, a.reduction, a.out, workspace_size, executor);
-    case Operation::kPosWeightGrad:
-      *run = aclnnBinaryCrossEntropyWithLogitsPosWeightBackward;
-      return aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorkspaceSize(
-          a.grad_output, a.input, a.target, a.weight, a.pos_weight, a.reduction, a.out, workspace_size, executor);
+  if (operation == Operation::kForward) {
+    *run = aclnnBinaryCrossEntropyWithLogits;
+    return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(a.input, a.target, a.weight, a.pos_weight, a.reduction,
+                                                             a.out, workspace_size, executor);
   }
-  Fail("unknown operation");
+  const GradientApi api = GradientApiFor(operation);
+  *run = api.run;
+  return api.plan(a.grad_output, a.input, a.target, a.weight, a.pos_weight, a.reduction, a.out, workspace_size,
+                  executor);
 }
 
 void CheckCall(const Layout &layout, const AotCall &call) {
