@@ -3,6 +3,7 @@ and a progress bar. Not run by itself; the examples import it (`examples/` is pu
 
 Needs scikit-learn for the data and the metrics (`pip install ".[examples]"`); tqdm is used when installed.
 """
+import argparse
 import sys
 from dataclasses import dataclass
 
@@ -11,9 +12,16 @@ import numpy as np
 from mindspore import nn
 
 
+def positive_int(text):
+    """argparse type of the examples' counts (steps, epochs, batch sizes, workers)."""
+    if not text.isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return int(text)
+
+
 def set_mode(mode):
-    """MindSpore on the host CPU in GRAPH_MODE or PYNATIVE_MODE."""
-    ms.set_device("CPU")
+    """GRAPH_MODE or PYNATIVE_MODE on MindSpore's default device (the host CPU where there is no accelerator),
+    the device ms_bcewl chose its backend for when it was imported."""
     ms.set_context(mode=mode)
 
 

@@ -28,13 +28,14 @@ import ms_bcewl  # noqa: E402
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=20, help="training steps before and after the inspection")
-    parser.add_argument("--worst", type=int, default=5, help="how many of the largest losses to show")
+    parser.add_argument("--steps", type=common.positive_int, default=20,
+                        help="training steps before and after the inspection")
+    parser.add_argument("--worst", type=common.positive_int, default=5, help="how many of the largest losses to show")
     return parser.parse_args()
 
 
 def train(train_step, x, y, steps, label):
-    for step in range(1, steps + 1):
+    for _ in range(steps):
         loss = train_step(x, y)
     print(f"{label}: {steps} steps, training loss {float(loss):.5f}")
 

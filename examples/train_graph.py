@@ -27,9 +27,9 @@ METRICS = ("accuracy", "precision", "recall", "roc_auc")
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=20)
-    parser.add_argument("--steps", type=int, default=None, help="at most this many steps per epoch")
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--epochs", type=common.positive_int, default=20)
+    parser.add_argument("--steps", type=common.positive_int, default=None, help="at most this many steps per epoch")
+    parser.add_argument("--batch-size", type=common.positive_int, default=32)
     parser.add_argument("--lr", type=float, default=0.01)
     parser.add_argument("--out", default="train_graph.png", help="where the PNG plot is saved")
     return parser.parse_args()

@@ -9,6 +9,7 @@ shapes work in graph mode; output dtypes are the dtype of the argument each outp
 from mindspore import ops
 from mindspore.ops import CustomRegOp, DataType
 
+from ms_bcewl import ascend_dispatch
 from ms_bcewl._library import library_path
 from ms_bcewl.validation import REDUCTIONS
 
@@ -73,5 +74,13 @@ def _forward_primitive(has_weight, has_pos_weight, reduction):
                    "loss", "target", bprop=_bprop(grads))
 
 
-FORWARD = {(has_weight, has_pos_weight, reduction): _forward_primitive(has_weight, has_pos_weight, reduction)
-           for has_weight, has_pos_weight in _VARIANTS for reduction in REDUCTIONS}
+def _host_forward_table():
+    return {(has_weight, has_pos_weight, reduction): _forward_primitive(has_weight, has_pos_weight, reduction)
+            for has_weight, has_pos_weight in _VARIANTS for reduction in REDUCTIONS}
+
+
+# ---- Backend choice, made once at import (everything above is the host backend) ----
+# With device_target "Ascend" the table holds ms_bcewl/ascend_dispatch.py's losses over the CANN op package's
+# kernels instead; same keys and call signatures.
+FORWARD = (ascend_dispatch.forward_table(ascend_dispatch.aclnn_kernels()) if ascend_dispatch.runs_on_ascend()
+           else _host_forward_table())

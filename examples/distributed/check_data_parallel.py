@@ -12,6 +12,7 @@ weights must equal the single-process ones: it prints the largest difference and
 """
 import argparse
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -33,9 +34,9 @@ TOLERANCE = 1e-5
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--global-batch", type=int, default=64)
+    parser.add_argument("--workers", type=common.positive_int, default=2)
+    parser.add_argument("--steps", type=common.positive_int, default=10)
+    parser.add_argument("--global-batch", type=common.positive_int, default=64)
     parser.add_argument("--timeout", type=int, default=300, help="seconds msrun may take")
     return parser.parse_args()
 
@@ -54,14 +55,26 @@ def launch_workers(args, out_dir):
                f"--steps={args.steps}", f"--global-batch={args.global_batch}", f"--out-dir={out_dir}"]
     env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
     print("launching:", " ".join(command[2:]), flush=True)
-    finished = subprocess.run(command, cwd=out_dir, env=env, timeout=args.timeout, check=False,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if finished.returncode != 0:
-        print(finished.stdout[-4000:])
+    returncode, output = run_process_group(command, out_dir, env, args.timeout)
+    if returncode != 0:
+        print(output[-4000:])
         for log in sorted((out_dir / "logs").glob("*.log")):
             print(f"--- {log.name} (end) ---\n{log.read_text(errors='replace')[-3000:]}")
-        raise SystemExit(f"FAIL: msrun exited with {finished.returncode}")
-    print("\n".join(line for line in finished.stdout.splitlines() if line.startswith("rank ")))
+        raise SystemExit(f"FAIL: msrun {'timed out' if returncode is None else f'exited with {returncode}'}")
+    print("\n".join(line for line in output.splitlines() if line.startswith("rank ")))
+
+
+def run_process_group(command, cwd, env, timeout):
+    """(exit code or None on timeout, output) of command run in its own process group, which is killed whole
+    (msrun, its scheduler and workers) when it outlives the timeout."""
+    with subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          start_new_session=True) as process:
+        try:
+            output = process.communicate(timeout=timeout)[0]
+            return process.returncode, output
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            return None, process.communicate()[0]
 
 
 def largest_difference(worker_weights, reference):

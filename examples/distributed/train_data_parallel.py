@@ -7,9 +7,10 @@ To also train single-process on the whole batches and compare (prints PASS or FA
     python examples/distributed/check_data_parallel.py
 
 Each worker calls mindspore.communication.init(), sets ParallelMode.DATA_PARALLEL with gradients_mean, and
-trains the breast-cancer classifier of examples/common.py with nn.TrainOneStepCell, which all-reduces (averages)
-the gradients. Global batch k is rows [k*B, (k+1)*B) of the training part (k cycles over the full batches);
-worker r takes its r-th slice of B / workers rows. Each worker saves its trained weights to <out-dir>/weights_rank<r>.npz.
+trains the breast-cancer classifier of examples/common.py with nn.TrainOneStepCell, which all-reduces
+(averages) the gradients. Global batch k is rows [k*B, (k+1)*B) of the training part (k cycles over the full
+batches); worker r takes its r-th slice of B / workers rows. Each worker saves its trained weights to
+<out-dir>/weights_rank<r>.npz.
 """
 import argparse
 import os
@@ -30,8 +31,8 @@ LEARNING_RATE = 0.1
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--global-batch", type=int, default=64, help="rows per step over all workers")
+    parser.add_argument("--steps", type=common.positive_int, default=10)
+    parser.add_argument("--global-batch", type=common.positive_int, default=64, help="rows per step over all workers")
     parser.add_argument("--out-dir", required=True, help="where weights_rank<r>.npz is written")
     return parser.parse_args()
 
@@ -47,7 +48,7 @@ def shard_batches(x, y, steps, global_batch, rank, workers):
 def train(steps, global_batch, rank=0, workers=1):
     """Trains from the seeded initial weights on this process's shards; returns {parameter name: array}."""
     split = common.breast_cancer()
-    if global_batch % workers or not 0 < global_batch <= len(split.x_train):
+    if global_batch % workers or global_batch > len(split.x_train):
         raise ValueError(f"the global batch ({global_batch}) must be a multiple of the {workers} workers and at most "
                          f"the {len(split.x_train)} training rows")
     net = common.make_classifier(split.x_train.shape[1])
@@ -67,6 +68,7 @@ def main():
     ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
     rank, workers = get_rank(), get_group_size()
     weights = train(args.steps, args.global_batch, rank, workers)
+    os.makedirs(args.out_dir, exist_ok=True)
     np.savez(os.path.join(args.out_dir, f"weights_rank{rank}.npz"), **weights)
 
 

@@ -1,6 +1,7 @@
 // The host kernel interface: plain problem descriptors in, results written through strided destinations.
-// bcewl_kernel_plain.cpp is the straightforward implementation; a SIMD + multi-threaded one may replace it as
-// long as it keeps the numerics (bcewl_kernel_plain.cpp, top comment) and the reduction order below.
+// bcewl_kernel_host.cpp implements it (one pass per call, SIMD kernels chosen at run time, a thread pool) over the
+// per-ISA kernels of isa_kernels.h; the numerics are those of the top comment of bcewl_kernel_plain.cpp (the
+// scalar kernels), and every implementation keeps the reduction order below.
 //
 // Reduction order (what makes sums bitwise reproducible for every thread count): PlanReduction reorders the
 // problem dims so that the kept dims (those of the destination) come first and the reduced dims last; in that

@@ -1,0 +1,505 @@
+// The host kernel driver: ComputeElementwise, ComputeReduction and Fill of bcewl_kernel.h over the per-ISA kernels
+// of isa_kernels.h, in one pass over memory per call and on the threads of thread_pool.h.
+//
+// ISA: the best of avx512, avx2, scalar that is compiled in and that the CPU supports (__builtin_cpu_supports),
+// chosen once; MS_BCEWL_ISA=scalar|avx2|avx512 (read once, at the first call) caps the choice.
+//
+// Operands. Each input is classified once per call: absent (reads as 1) or constant (all strides 0 over the
+// non-trivial dims: a scalar weight) come from a buffer filled once per task; linear (offset == linear index:
+// contiguous, or a full-shape operand) is read in place (float32) or widened chunk by chunk (float16 / bfloat16);
+// anything else (a per-row vector, a per-class constant, a transposed view, ...) is strided: gathered run by run
+// along the innermost of the dims merged over the strided views (a memcpy, a fill or a strided copy per run).
+// The output is written in place when linear, else staged and scattered the same way.
+//
+// Work is cut into chunks of kChunk elements at fixed multiples of kChunk (and, for reductions, taken as whole
+// reduction blocks by the tasks), staged as contiguous float32, and handed to the ISA kernel. Calls below
+// kSerialBelow elements run on the calling thread. Element values depend only on the element, and every block of a
+// reduction is summed in index order by one task (its partial goes to the workspace; the partials of an output are
+// added in block order after the tasks), so results are bitwise the same for every thread count.
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "kernel/bcewl_kernel.h"
+#include "kernel/element_access.h"
+#include "kernel/isa_kernels.h"
+#include "kernel/kernel_testing.h"
+#include "kernel/strided_cursor.h"
+#include "kernel/thread_pool.h"
+
+namespace ms_bcewl::kernel {
+
+void BlockSums::Close() {
+  *partials++ = acc;
+  acc = 0.0;
+  position += kReductionBlockElements;
+  if (position >= per_output) {
+    position = 0;
+  }
+  left = std::min(kReductionBlockElements, per_output - position);
+}
+
+namespace {
+
+constexpr int64_t kChunk = 512;                // elements staged at a time (the staging buffers stay in L1)
+constexpr int64_t kSerialBelow = 65536;        // smaller calls run on the calling thread
+constexpr int64_t kElementsPerTask = 32768;    // at least this many elements per task
+constexpr int64_t kOutputsPerBatch = 1024;     // block sums kept on a task's stack before they are stored
+
+// ---- ISA selection ----
+
+bool CpuSupports(Isa isa) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  switch (isa) {
+    case Isa::kScalar:
+      return true;
+    case Isa::kAvx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    case Isa::kAvx512:
+      return __builtin_cpu_supports("avx512f");
+  }
+  return false;
+#else
+  return isa == Isa::kScalar;
+#endif
+}
+
+const IsaKernels *AvailableKernels(Isa isa) {
+  const IsaKernels *kernels = nullptr;
+  switch (isa) {
+    case Isa::kScalar:
+      kernels = &ScalarKernels();
+      break;
+    case Isa::kAvx2:
+      kernels = Avx2Kernels();
+      break;
+    case Isa::kAvx512:
+      kernels = Avx512Kernels();
+      break;
+  }
+  return kernels != nullptr && CpuSupports(isa) ? kernels : nullptr;
+}
+
+const IsaKernels &AutomaticKernels() {
+  static const IsaKernels *const chosen = [] {
+    int cap = static_cast<int>(Isa::kAvx512);
+    if (const char *name = std::getenv("MS_BCEWL_ISA")) {
+      const char *const names[] = {"scalar", "avx2", "avx512"};
+      for (int isa = 0; isa < 3; ++isa) {
+        cap = std::strcmp(name, names[isa]) == 0 ? isa : cap;
+      }
+    }
+    for (int isa = cap; isa > 0; --isa) {
+      if (const IsaKernels *kernels = AvailableKernels(static_cast<Isa>(isa))) {
+        return kernels;
+      }
+    }
+    return &ScalarKernels();
+  }();
+  return *chosen;
+}
+
+std::atomic<const IsaKernels *> g_forced_kernels{nullptr};
+
+const IsaKernels &ActiveKernels() {
+  const IsaKernels *forced = g_forced_kernels.load(std::memory_order_acquire);
+  return forced != nullptr ? *forced : AutomaticKernels();
+}
+
+// ---- the plan of a call ----
+
+// The views of a call: the five inputs, then (for elementwise work) the output.
+constexpr int kInputs = 5;
+constexpr int kOutput = 5;
+constexpr int kViews = 6;
+
+enum class Source : uint8_t { kOnes, kConstant, kLinear, kStrided };
+
+struct View {
+  Source source = Source::kOnes;
+  const void *data = nullptr;
+  DType dtype = DType::kFloat32;
+  float constant = 1.0f;
+};
+
+struct Plan {
+  const IsaKernels *kernels = nullptr;
+  View views[kViews];
+  // The problem dims without those of size 1, adjacent ones merged where every strided view allows it; the last
+  // merged dim is the run along which strided views are copied.
+  int outer_rank = 0;
+  int64_t shape[kMaxRank] = {};
+  int64_t strides[kViews][kMaxRank] = {};
+};
+
+bool AllDims(const Problem &problem, const int64_t *strides, bool (*fits)(int64_t stride, int64_t contiguous)) {
+  int64_t contiguous = 1;
+  for (int dim = problem.rank - 1; dim >= 0; --dim) {
+    if (problem.shape[dim] != 1 && !fits(strides[dim], contiguous)) {
+      return false;
+    }
+    contiguous *= problem.shape[dim];
+  }
+  return true;
+}
+
+View Classify(const Problem &problem, const void *data, DType dtype, const int64_t *strides) {
+  View view;
+  view.data = data;
+  view.dtype = dtype;
+  if (data == nullptr) {
+    view.source = Source::kOnes;
+  } else if (AllDims(problem, strides, [](int64_t stride, int64_t) { return stride == 0; })) {
+    view.source = Source::kConstant;
+    view.constant = LoadElement(data, 0, dtype);
+  } else if (AllDims(problem, strides, [](int64_t stride, int64_t contiguous) { return stride == contiguous; })) {
+    view.source = Source::kLinear;
+  } else {
+    view.source = Source::kStrided;
+  }
+  return view;
+}
+
+Plan MakePlan(const Problem &problem, const Destination *out) {
+  Plan plan;
+  plan.kernels = &ActiveKernels();
+  const Operand *inputs[kInputs] = {&problem.self, &problem.target, &problem.weight, &problem.pos_weight,
+                                    &problem.grad_output};
+  const int64_t *strides[kViews] = {};
+  for (int view = 0; view < kInputs; ++view) {
+    plan.views[view] = Classify(problem, inputs[view]->data, inputs[view]->dtype, inputs[view]->strides);
+    strides[view] = inputs[view]->strides;
+  }
+  strides[kOutput] = problem.self.strides;  // unused unless there is an output
+  if (out != nullptr) {
+    plan.views[kOutput] = Classify(problem, out->data, out->dtype, out->strides);
+    if (plan.views[kOutput].source != Source::kLinear) {
+      plan.views[kOutput].source = Source::kStrided;  // (a constant output view is written element after element)
+    }
+    strides[kOutput] = out->strides;
+  }
+  int merged = 0;
+  for (int dim = 0; dim < problem.rank; ++dim) {
+    const int64_t size = problem.shape[dim];
+    if (size == 1) {
+      continue;
+    }
+    bool mergeable = merged > 0;
+    for (int view = 0; view < kViews && mergeable; ++view) {
+      mergeable = plan.views[view].source != Source::kStrided ||
+                  plan.strides[view][merged - 1] == strides[view][dim] * size;
+    }
+    if (!mergeable) {
+      plan.shape[merged++] = 1;
+    }
+    plan.shape[merged - 1] *= size;
+    for (int view = 0; view < kViews; ++view) {
+      plan.strides[view][merged - 1] = strides[view][dim];
+    }
+  }
+  if (merged == 0) {
+    plan.shape[merged++] = 1;
+  }
+  plan.outer_rank = merged - 1;
+  return plan;
+}
+
+// ---- staging ----
+
+// Calls run(offset, stride, done, length) for the runs of elements [first, first + count) of a strided view:
+// `length` elements at view offsets offset + i * stride, which are elements first + done + i.
+template <class Run>
+void ForEachRun(const Plan &plan, int view, int64_t first, int64_t count, Run &&run) {
+  const int64_t row_length = plan.shape[plan.outer_rank];
+  const int64_t stride = plan.strides[view][plan.outer_rank];
+  StridedCursor<1> rows(plan.outer_rank, plan.shape, {plan.strides[view]}, first / row_length);
+  int64_t column = first % row_length;
+  for (int64_t done = 0; done < count; rows.Next()) {
+    const int64_t length = std::min(row_length - column, count - done);
+    run(rows.Offset(0) + column * stride, stride, done, length);
+    done += length;
+    column = 0;
+  }
+}
+
+template <typename T>
+void CopyRun(T *destination, int64_t destination_stride, const T *source, int64_t source_stride, int64_t length) {
+  if (destination_stride == 1 && source_stride == 1) {
+    std::memcpy(destination, source, static_cast<size_t>(length) * sizeof(T));
+    return;
+  }
+  for (int64_t i = 0; i < length; ++i) {
+    std::memcpy(destination + i * destination_stride, source + i * source_stride, sizeof(T));
+  }
+}
+
+template <typename T>
+void Gather(const Plan &plan, int view, int64_t first, int64_t count, T *packed) {
+  const T *data = static_cast<const T *>(plan.views[view].data);
+  ForEachRun(plan, view, first, count, [&](int64_t offset, int64_t stride, int64_t done, int64_t length) {
+    CopyRun(packed + done, 1, data + offset, stride, length);
+  });
+}
+
+template <typename T>
+void Scatter(const Plan &plan, int view, int64_t first, int64_t count, const T *packed) {
+  T *data = static_cast<T *>(const_cast<void *>(plan.views[view].data));
+  ForEachRun(plan, view, first, count, [&](int64_t offset, int64_t stride, int64_t done, int64_t length) {
+    CopyRun(data + offset, stride, packed + done, 1, length);
+  });
+}
+
+// One task's staging buffers: each chunk's inputs as contiguous float32, and its output values. `elements` bounds
+// the chunk sizes the task will stage (so that a small call fills only what it uses).
+class Stager {
+ public:
+  Stager(const Plan &plan, int64_t elements) : plan_(plan) {
+    const int64_t used = std::min(kChunk, elements);
+    for (int view = 0; view < kInputs; ++view) {
+      const View &input = plan.views[view];
+      if (input.source == Source::kOnes || input.source == Source::kConstant) {
+        std::fill(buffers_[view], buffers_[view] + used, input.constant);
+      }
+    }
+  }
+
+  RowInputs Inputs(int64_t first, int64_t count) {
+    return RowInputs{Input(0, first, count), Input(1, first, count), Input(2, first, count),
+                     Input(3, first, count), Input(4, first, count)};
+  }
+
+  // Where the values of elements [first, first + count) go: the output itself when it is linear float32.
+  float *OutputValues(int64_t first) {
+    const View &out = plan_.views[kOutput];
+    if (out.source == Source::kLinear && out.dtype == DType::kFloat32) {
+      return static_cast<float *>(const_cast<void *>(out.data)) + first;
+    }
+    return buffers_[kOutput];
+  }
+
+  // Writes the values of OutputValues(first) to the output.
+  void StoreOutput(int64_t first, int64_t count) {
+    const View &out = plan_.views[kOutput];
+    if (out.dtype == DType::kFloat32) {
+      if (out.source == Source::kStrided) {
+        Scatter(plan_, kOutput, first, count, buffers_[kOutput]);
+      }
+      return;
+    }
+    if (out.source == Source::kLinear) {
+      plan_.kernels->narrow(out.dtype, buffers_[kOutput], count,
+                            static_cast<uint16_t *>(const_cast<void *>(out.data)) + first);
+      return;
+    }
+    plan_.kernels->narrow(out.dtype, buffers_[kOutput], count, sixteen_bits_);
+    Scatter(plan_, kOutput, first, count, sixteen_bits_);
+  }
+
+ private:
+  const float *Input(int view, int64_t first, int64_t count) {
+    const View &input = plan_.views[view];
+    float *buffer = buffers_[view];
+    switch (input.source) {
+      case Source::kOnes:
+      case Source::kConstant:
+        return buffer;
+      case Source::kLinear:
+        if (input.dtype == DType::kFloat32) {
+          return static_cast<const float *>(input.data) + first;
+        }
+        plan_.kernels->widen(input.dtype, static_cast<const uint16_t *>(input.data) + first, count, buffer);
+        return buffer;
+      case Source::kStrided:
+        if (input.dtype == DType::kFloat32) {
+          Gather(plan_, view, first, count, buffer);
+        } else {
+          Gather(plan_, view, first, count, sixteen_bits_);
+          plan_.kernels->widen(input.dtype, sixteen_bits_, count, buffer);
+        }
+        return buffer;
+    }
+    return buffer;
+  }
+
+  const Plan &plan_;
+  alignas(64) float buffers_[kViews][kChunk];
+  alignas(64) uint16_t sixteen_bits_[kChunk];
+};
+
+// Calls body(first, count) for the chunks of [begin, end): pieces of at most kChunk elements that end at multiples
+// of kChunk (so the same elements share a chunk whatever the task ranges).
+template <class Body>
+void ForEachChunk(int64_t begin, int64_t end, Body &&body) {
+  for (int64_t first = begin; first < end;) {
+    const int64_t last = std::min(end, (first / kChunk + 1) * kChunk);
+    body(first, last - first);
+    first = last;
+  }
+}
+
+int TaskCount(int64_t numel, int64_t units) {
+  if (numel < kSerialBelow) {
+    return 1;
+  }
+  const int64_t tasks = std::min({static_cast<int64_t>(KernelThreads()), units, numel / kElementsPerTask});
+  return static_cast<int>(std::max<int64_t>(tasks, 1));
+}
+
+// ---- reductions ----
+
+int64_t BlockStart(const Reduction &reduction, int64_t block) {
+  const int64_t output = block / reduction.blocks_per_output;
+  return output * reduction.per_output + (block % reduction.blocks_per_output) * kReductionBlockElements;
+}
+
+// Sums blocks [first_block, last_block) into partials[0 .. last_block - first_block).
+void SumBlocks(const Plan &plan, Stager &stager, const Reduction &reduction, Quantity quantity, int64_t first_block,
+               int64_t last_block, double *partials) {
+  BlockSums sums;
+  sums.acc = 0.0;
+  sums.partials = partials;
+  sums.position = (first_block % reduction.blocks_per_output) * kReductionBlockElements;
+  sums.per_output = reduction.per_output;
+  sums.left = std::min(kReductionBlockElements, reduction.per_output - sums.position);
+  ForEachChunk(BlockStart(reduction, first_block), BlockStart(reduction, last_block),
+               [&](int64_t first, int64_t count) {
+                 plan.kernels->sums(quantity, count, stager.Inputs(first, count), &sums);
+               });
+}
+
+// out[o] = cast(total_of(o) * scale) for outputs [first, first + count).
+template <class TotalOf>
+void StoreOutputs(const Reduction &reduction, double scale, int64_t first, int64_t count, TotalOf &&total_of) {
+  // The kept dims lead the reordered problem: the outputs are their row-major elements.
+  int kept_rank = reduction.problem.rank;
+  for (int64_t reduced = 1; kept_rank > 0 && reduced < reduction.per_output;) {
+    reduced *= reduction.problem.shape[--kept_rank];
+  }
+  StridedCursor<1> cursor(kept_rank, reduction.problem.shape, {reduction.out.strides}, first);
+  for (int64_t output = first; output < first + count; ++output, cursor.Next()) {
+    StoreElementFromDouble(reduction.out.data, cursor.Offset(0), reduction.out.dtype, total_of(output) * scale);
+  }
+}
+
+}  // namespace
+
+void ComputeElementwise(const Problem &problem, Quantity quantity, float scale, const Destination &out) {
+  if (problem.numel == 0) {
+    return;
+  }
+  const Plan plan = MakePlan(problem, &out);
+  const int64_t chunks = (problem.numel + kChunk - 1) / kChunk;
+  const int tasks = TaskCount(problem.numel, chunks);
+  auto task = [&](int index) {
+    const int64_t begin = chunks * index / tasks * kChunk;
+    const int64_t end = std::min(problem.numel, chunks * (index + 1) / tasks * kChunk);
+    Stager stager(plan, end - begin);
+    ForEachChunk(begin, end, [&](int64_t first, int64_t count) {
+      plan.kernels->values(quantity, count, stager.Inputs(first, count), scale, stager.OutputValues(first));
+      stager.StoreOutput(first, count);
+    });
+  };
+  ParallelFor(tasks, task);
+}
+
+void ComputeReduction(const Reduction &reduction, Quantity quantity, double scale, double *workspace) {
+  if (reduction.problem.numel == 0) {
+    return;
+  }
+  const Plan plan = MakePlan(reduction.problem, nullptr);
+  const int64_t blocks_per_output = reduction.blocks_per_output;
+  const int64_t blocks = reduction.outputs * blocks_per_output;
+  std::vector<double> own_workspace;
+  if (blocks_per_output > 1 && workspace == nullptr) {
+    own_workspace.resize(static_cast<size_t>(blocks));
+    workspace = own_workspace.data();
+  }
+  const int tasks = TaskCount(reduction.problem.numel, blocks);
+  auto task = [&](int index) {
+    const int64_t first = blocks * index / tasks;
+    const int64_t last = blocks * (index + 1) / tasks;
+    Stager stager(plan, BlockStart(reduction, last) - BlockStart(reduction, first));
+    if (blocks_per_output > 1) {  // block partials into the workspace; outputs after all tasks
+      SumBlocks(plan, stager, reduction, quantity, first, last, workspace + first);
+      return;
+    }
+    for (int64_t batch = first; batch < last; batch += kOutputsPerBatch) {  // one block per output
+      double totals[kOutputsPerBatch];
+      const int64_t count = std::min(kOutputsPerBatch, last - batch);
+      SumBlocks(plan, stager, reduction, quantity, batch, batch + count, totals);
+      StoreOutputs(reduction, scale, batch, count, [&](int64_t output) { return totals[output - batch]; });
+    }
+  };
+  ParallelFor(tasks, task);
+  if (blocks_per_output > 1) {
+    StoreOutputs(reduction, scale, 0, reduction.outputs, [&](int64_t output) {
+      double total = 0.0;
+      for (int64_t block = 0; block < blocks_per_output; ++block) {
+        total += workspace[output * blocks_per_output + block];
+      }
+      return total;
+    });
+  }
+}
+
+void Fill(int rank, const int64_t *shape, const Destination &out, float value) {
+  int64_t numel = 1;
+  for (int dim = 0; dim < rank; ++dim) {
+    numel *= shape[dim];
+  }
+  StridedCursor<1> cursor(rank, shape, {out.strides}, 0);
+  for (int64_t i = 0; i < numel; ++i, cursor.Next()) {
+    StoreElement(out.data, cursor.Offset(0), out.dtype, value);
+  }
+}
+
+// ---- test hooks ----
+
+namespace {
+
+template <class Apply>
+bool WithKernels(Isa isa, Apply &&apply) {
+  const IsaKernels *kernels = AvailableKernels(isa);
+  if (kernels != nullptr) {
+    apply(*kernels);
+  }
+  return kernels != nullptr;
+}
+
+const KernelTestingHooks kTestingHooks = {
+    [](Isa isa) { return AvailableKernels(isa) != nullptr; },
+    [](Isa isa) {
+      const IsaKernels *kernels = AvailableKernels(isa);
+      if (kernels != nullptr) {
+        g_forced_kernels.store(kernels, std::memory_order_release);
+      }
+      return kernels != nullptr;
+    },
+    [] { g_forced_kernels.store(nullptr, std::memory_order_release); },
+    [] { return ActiveKernels().isa; },
+    [](int threads) { SetKernelThreads(threads); },
+    [] { return KernelThreads(); },
+    [](Isa isa, const float *t, int64_t count, float *out) {
+      return WithKernels(isa, [&](const IsaKernels &kernels) { kernels.exp(t, count, out); });
+    },
+    [](Isa isa, const float *e, int64_t count, float *out) {
+      return WithKernels(isa, [&](const IsaKernels &kernels) { kernels.log1p(e, count, out); });
+    },
+    [](Isa isa, DType dtype, const uint16_t *src, int64_t count, float *dst) {
+      return WithKernels(isa, [&](const IsaKernels &kernels) { kernels.widen(dtype, src, count, dst); });
+    },
+    [](Isa isa, DType dtype, const float *src, int64_t count, uint16_t *dst) {
+      return WithKernels(isa, [&](const IsaKernels &kernels) { kernels.narrow(dtype, src, count, dst); });
+    },
+};
+
+}  // namespace
+
+}  // namespace ms_bcewl::kernel
+
+extern "C" const ms_bcewl::kernel::KernelTestingHooks *msBcewlKernelTestingHooks(void) {
+  return &ms_bcewl::kernel::kTestingHooks;
+}

@@ -1,0 +1,238 @@
+// The per-element formulas and the loops over contiguous arrays, written once over a vector policy V and
+// instantiated by each ISA's translation unit (isa_kernels.h). The formulas and their rules for infinite logits
+// are those of the top comment of bcewl_kernel_plain.cpp, in the same operation order; the scalar policy gives
+// exactly the plain implementation's results.
+//
+// A policy V provides, on F (V::kWidth float32 lanes) and M (a mask of lanes):
+//   Load / Store (unaligned), Set (broadcast), Add, Sub, Mul, Div, Min (called as Min(v, 0) only: 0 for NaN v, as
+//   std::fmin), Neg, Abs, Equal and GreaterEqual (ordered: false for NaN), And (of masks), Select(m, a, b) (a where
+//   m), Any (a lane of m set), Exp and Log1p, LoadHalf / LoadBFloat16 / StoreHalf / StoreBFloat16 (kWidth values),
+// and the SIMD ones also what vector_math.h uses: Fma(a, b, c) = a*b + c rounded once, Max(a, b) (b where either is
+// NaN), Round (to the nearest integer, ties to even), Pow2(n) = 2^n for integral n in [-126, 127].
+//
+// Partial vectors (the last count < kWidth elements of an array) go through zero-padded copies, never a read or a
+// write past the end of an array.
+#ifndef MS_BCEWL_KERNEL_ELEMENT_MATH_H_
+#define MS_BCEWL_KERNEL_ELEMENT_MATH_H_
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "kernel/bcewl_kernel.h"
+#include "kernel/isa_kernels.h"
+#include "kernel/vector_math.h"
+
+namespace ms_bcewl::kernel {
+namespace {  // internal linkage: each ISA's translation unit has its own copy, compiled for its ISA
+
+template <class V>
+struct Lanes {
+  typename V::F x, y, w, p, g;
+};
+
+template <class V>
+MS_BCEWL_KERNEL_INLINE typename V::F LoadFloats(const float *source, int64_t count) {
+  if (count == V::kWidth) {
+    return V::Load(source);
+  }
+  alignas(64) float padded[V::kWidth] = {};
+  std::memcpy(padded, source, static_cast<size_t>(count) * sizeof(float));
+  return V::Load(padded);
+}
+
+template <class V>
+MS_BCEWL_KERNEL_INLINE void StoreFloats(float *destination, int64_t count, typename V::F value) {
+  if (count == V::kWidth) {
+    V::Store(destination, value);
+    return;
+  }
+  alignas(64) float padded[V::kWidth];
+  V::Store(padded, value);
+  std::memcpy(destination, padded, static_cast<size_t>(count) * sizeof(float));
+}
+
+template <class V>
+MS_BCEWL_KERNEL_INLINE Lanes<V> LoadLanes(const RowInputs &in, int64_t index, int64_t count) {
+  return Lanes<V>{LoadFloats<V>(in.x + index, count), LoadFloats<V>(in.y + index, count),
+                  LoadFloats<V>(in.w + index, count), LoadFloats<V>(in.p + index, count),
+                  LoadFloats<V>(in.g + index, count)};
+}
+
+// A constant rather than calls of std::numeric_limits: an ISA's translation unit must not emit (at -O0) an
+// out-of-line copy of a shared inline function, which the linker could pick for the baseline code too.
+constexpr float kInfinity = std::numeric_limits<float>::infinity();
+
+template <class V>
+MS_BCEWL_KERNEL_INLINE typename V::M IsInfinite(typename V::F v) {
+  return V::Equal(V::Abs(v), V::Set(kInfinity));
+}
+
+// c * v, except that an exactly zero c times an infinite v is 0 (the limit); NaN stays NaN.
+template <class V>
+MS_BCEWL_KERNEL_INLINE typename V::F ProductWithZeroLimit(typename V::F c, typename V::F v) {
+  const typename V::F zero = V::Set(0.0f);
+  return V::Select(V::And(V::Equal(c, zero), IsInfinite<V>(v)), zero, V::Mul(c, v));
+}
+
+// (1 - y) * x - (1 + (p - 1) * y) * logsig(x); for infinite x -(1 - y) * logsig(-x) - p*y * logsig(x) with the
+// zero limits (bcewl_kernel_plain.cpp).
+template <class V>
+MS_BCEWL_KERNEL_INLINE typename V::F UnweightedLoss(const Lanes<V> &in, typename V::F logsig,
+                                                    typename V::F logsig_of_minus_x) {
+  using F = typename V::F;
+  const F one = V::Set(1.0f);
+  const F finite = V::Sub(V::Mul(V::Sub(one, in.y), in.x),
+                          V::Mul(V::Add(one, V::Mul(V::Sub(in.p, one), in.y)), logsig));
+  const typename V::M infinite = IsInfinite<V>(in.x);
+  if (!V::Any(infinite)) {
+    return finite;
+  }
+  const F limit = V::Neg(V::Add(ProductWithZeroLimit<V>(V::Sub(one, in.y), logsig_of_minus_x),
+                                ProductWithZeroLimit<V>(V::Mul(in.p, in.y), logsig)));
+  return V::Select(infinite, limit, finite);
+}
+
+template <class V, Quantity kQuantity>
+MS_BCEWL_KERNEL_INLINE typename V::F ElementValue(const Lanes<V> &in) {
+  using F = typename V::F;
+  const F zero = V::Set(0.0f);
+  const F one = V::Set(1.0f);
+  const F e = V::Exp(V::Neg(V::Abs(in.x)));  // exp(-|x|) in [0, 1]: no overflow for any x
+  if constexpr (kQuantity == Quantity::kGradSelf) {
+    const F sigmoid = V::Div(V::Select(V::GreaterEqual(in.x, zero), one, e), V::Add(one, e));
+    const F py = V::Mul(in.p, in.y);
+    return V::Mul(V::Mul(in.w, V::Sub(V::Mul(V::Sub(V::Add(py, one), in.y), sigmoid), py)), in.g);
+  } else {
+    const F softplus = V::Log1p(e);
+    const F logsig = V::Sub(V::Min(in.x, zero), softplus);                     // log(sigmoid(x))
+    const F logsig_of_minus_x = V::Sub(V::Min(V::Neg(in.x), zero), softplus);  // log(sigmoid(-x))
+    if constexpr (kQuantity == Quantity::kLoss) {
+      return ProductWithZeroLimit<V>(in.w, UnweightedLoss<V>(in, logsig, logsig_of_minus_x));
+    } else if constexpr (kQuantity == Quantity::kGradTarget) {
+      const F derivative = V::Sub(logsig_of_minus_x, ProductWithZeroLimit<V>(in.p, logsig));
+      return ProductWithZeroLimit<V>(in.g, ProductWithZeroLimit<V>(in.w, derivative));
+    } else if constexpr (kQuantity == Quantity::kGradWeight) {
+      return ProductWithZeroLimit<V>(in.g, UnweightedLoss<V>(in, logsig, logsig_of_minus_x));
+    } else {
+      return V::Neg(ProductWithZeroLimit<V>(V::Mul(V::Mul(in.w, in.y), in.g), logsig));
+    }
+  }
+}
+
+template <class V, Quantity kQuantity>
+void ValuesLoop(int64_t count, const RowInputs &in, float scale, float *out) {
+  for (int64_t i = 0; i < count; i += V::kWidth) {
+    const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
+    StoreFloats<V>(out + i, lanes, V::Mul(ElementValue<V, kQuantity>(LoadLanes<V>(in, i, lanes)), V::Set(scale)));
+  }
+}
+
+template <class V, Quantity kQuantity>
+void SumsLoop(int64_t count, const RowInputs &in, BlockSums *sums) {
+  double acc = sums->acc;
+  int64_t left = sums->left;
+  alignas(64) float values[V::kWidth];
+  for (int64_t i = 0; i < count; i += V::kWidth) {
+    const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
+    V::Store(values, ElementValue<V, kQuantity>(LoadLanes<V>(in, i, lanes)));
+    if (lanes == V::kWidth && left > V::kWidth) {  // the whole vector inside the open block
+      for (int lane = 0; lane < V::kWidth; ++lane) {
+        acc += static_cast<double>(values[lane]);
+      }
+      left -= V::kWidth;
+      continue;
+    }
+    for (int64_t lane = 0; lane < lanes; ++lane) {
+      acc += static_cast<double>(values[lane]);
+      if (--left == 0) {
+        sums->acc = acc;
+        sums->Close();
+        acc = sums->acc;
+        left = sums->left;
+      }
+    }
+  }
+  sums->acc = acc;
+  sums->left = left;
+}
+
+template <typename Body>
+void WithQuantity(Quantity quantity, Body &&body) {
+  switch (quantity) {
+    case Quantity::kLoss:
+      return body(std::integral_constant<Quantity, Quantity::kLoss>{});
+    case Quantity::kGradSelf:
+      return body(std::integral_constant<Quantity, Quantity::kGradSelf>{});
+    case Quantity::kGradTarget:
+      return body(std::integral_constant<Quantity, Quantity::kGradTarget>{});
+    case Quantity::kGradWeight:
+      return body(std::integral_constant<Quantity, Quantity::kGradWeight>{});
+    case Quantity::kGradPosWeight:
+      return body(std::integral_constant<Quantity, Quantity::kGradPosWeight>{});
+  }
+}
+
+template <class V>
+void Values(Quantity quantity, int64_t count, const RowInputs &in, float scale, float *out) {
+  WithQuantity(quantity, [&](auto q) { ValuesLoop<V, decltype(q)::value>(count, in, scale, out); });
+}
+
+template <class V>
+void Sums(Quantity quantity, int64_t count, const RowInputs &in, BlockSums *sums) {
+  WithQuantity(quantity, [&](auto q) { SumsLoop<V, decltype(q)::value>(count, in, sums); });
+}
+
+template <class V, bool kHalf>
+void WidenLoop(const uint16_t *src, int64_t count, float *dst) {
+  for (int64_t i = 0; i < count; i += V::kWidth) {
+    const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
+    uint16_t padded[V::kWidth] = {};
+    std::memcpy(padded, src + i, static_cast<size_t>(lanes) * sizeof(uint16_t));
+    StoreFloats<V>(dst + i, lanes, kHalf ? V::LoadHalf(padded) : V::LoadBFloat16(padded));
+  }
+}
+
+template <class V, bool kHalf>
+void NarrowLoop(const float *src, int64_t count, uint16_t *dst) {
+  for (int64_t i = 0; i < count; i += V::kWidth) {
+    const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
+    uint16_t narrowed[V::kWidth];
+    if constexpr (kHalf) {
+      V::StoreHalf(narrowed, LoadFloats<V>(src + i, lanes));
+    } else {
+      V::StoreBFloat16(narrowed, LoadFloats<V>(src + i, lanes));
+    }
+    std::memcpy(dst + i, narrowed, static_cast<size_t>(lanes) * sizeof(uint16_t));
+  }
+}
+
+template <class V>
+void Widen(DType dtype, const uint16_t *src, int64_t count, float *dst) {
+  (dtype == DType::kFloat16 ? &WidenLoop<V, true> : &WidenLoop<V, false>)(src, count, dst);
+}
+
+template <class V>
+void Narrow(DType dtype, const float *src, int64_t count, uint16_t *dst) {
+  (dtype == DType::kFloat16 ? &NarrowLoop<V, true> : &NarrowLoop<V, false>)(src, count, dst);
+}
+
+template <class V, typename V::F (*kFunction)(typename V::F)>
+void MapLoop(const float *in, int64_t count, float *out) {
+  for (int64_t i = 0; i < count; i += V::kWidth) {
+    const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
+    StoreFloats<V>(out + i, lanes, kFunction(LoadFloats<V>(in + i, lanes)));
+  }
+}
+
+template <class V>
+constexpr IsaKernels MakeKernels(Isa isa, const char *name) {
+  return IsaKernels{isa,      name,     V::kWidth, &Widen<V>, &Narrow<V>, &Values<V>, &Sums<V>,
+                    &MapLoop<V, &V::Exp>, &MapLoop<V, &V::Log1p>};
+}
+
+}  // namespace
+}  // namespace ms_bcewl::kernel
+
+#endif  // MS_BCEWL_KERNEL_ELEMENT_MATH_H_

@@ -1,0 +1,78 @@
+// The per-ISA kernels that the host driver (bcewl_kernel_host.cpp) calls: the per-element math over contiguous
+// float32 arrays, and the float16 / bfloat16 conversions. Each ISA has its own translation unit, compiled with that
+// ISA's -m flags only (aclnn_adapter/CMakeLists.txt), which instantiates element_math.h with its vector policy:
+//   bcewl_kernel_plain.cpp   scalar, std::exp / std::log1p (the reference path; its top comment has the numerics)
+//   bcewl_kernel_avx2.cpp    AVX2 + FMA + F16C, 8 lanes
+//   bcewl_kernel_avx512.cpp  AVX-512F, 16 lanes
+// The driver picks one at run time from what the CPU supports, so the library runs on any x86-64 (and elsewhere,
+// where only the scalar one is compiled in).
+//
+// The SIMD kernels use their own exp and log1p (vector_math.h), within the bounds below of float64 (measured over
+// every float of the domain the kernels use: 0.78 and 0.85 ulp; the tests check the bounds on a dense sweep); the
+// scalar kernels use glibc's (0.50 and 1.29 ulp measured the same way), so per element the two paths' exp and log1p
+// differ by at most the sums. Everything else is the same IEEE float32 arithmetic in the same order, without
+// contraction into FMAs (-ffp-contract=off), so a value does not depend on where its element falls in a vector, a
+// chunk or a thread's range.
+#ifndef MS_BCEWL_KERNEL_ISA_KERNELS_H_
+#define MS_BCEWL_KERNEL_ISA_KERNELS_H_
+
+#include <cstdint>
+
+#include "kernel/bcewl_kernel.h"
+
+namespace ms_bcewl::kernel {
+
+enum class Isa : uint8_t { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+
+// Maximum error, in units in the last place of the float32 result, of the SIMD exp(t) for t <= 0 (including the
+// subnormal range and -inf) and of the SIMD log1p(e) for e in [0, 1], against float64.
+constexpr double kVectorExpMaxUlps = 1.0;
+constexpr double kVectorLog1pMaxUlps = 1.0;
+
+// count contiguous float32 values of each input (absent inputs come as a buffer of ones).
+struct RowInputs {
+  const float *x;
+  const float *y;
+  const float *w;
+  const float *p;
+  const float *g;
+};
+
+// The running state of the reduction order of bcewl_kernel.h: consecutive blocks of kReductionBlockElements
+// contributions (fewer for an output's last block), each summed into a float64 in index order.
+struct BlockSums {
+  double acc;          // the sum so far of the open block
+  int64_t left;        // contributions left in the open block (> 0)
+  double *partials;    // where the sum of the open block goes when it closes
+  int64_t position;    // of the open block's first contribution within its output
+  int64_t per_output;  // contributions per output
+
+  // Stores acc at *partials++ and opens the next block (defined once, in bcewl_kernel_host.cpp).
+  void Close();
+};
+
+struct IsaKernels {
+  Isa isa;
+  const char *name;
+  int width;  // float32 lanes per vector
+  // dst[i] = the float16 or bfloat16 src[i], widened exactly (except that F16C turns a signaling float16 NaN into
+  // the quiet one with the same payload, which the first arithmetic operation on it would do anyway).
+  void (*widen)(DType dtype, const uint16_t *src, int64_t count, float *dst);
+  // dst[i] = src[i] rounded to float16 or bfloat16 exactly as float_formats.h does.
+  void (*narrow)(DType dtype, const float *src, int64_t count, uint16_t *dst);
+  // out[i] = value(i) * scale.
+  void (*values)(Quantity quantity, int64_t count, const RowInputs &in, float scale, float *out);
+  // Adds value(i), i = 0 .. count - 1, to *sums in order, closing blocks as they fill.
+  void (*sums)(Quantity quantity, int64_t count, const RowInputs &in, BlockSums *sums);
+  // The kernels' exp (for t <= 0) and log1p (for e in [0, 1]), exposed for the tests of their error bounds.
+  void (*exp)(const float *t, int64_t count, float *out);
+  void (*log1p)(const float *e, int64_t count, float *out);
+};
+
+const IsaKernels &ScalarKernels();
+const IsaKernels *Avx2Kernels();    // nullptr where the compiler could not build it
+const IsaKernels *Avx512Kernels();  // nullptr where the compiler could not build it
+
+}  // namespace ms_bcewl::kernel
+
+#endif  // MS_BCEWL_KERNEL_ISA_KERNELS_H_

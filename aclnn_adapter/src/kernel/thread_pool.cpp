@@ -1,0 +1,150 @@
+#include "kernel/thread_pool.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <system_error>
+#include <thread>
+
+namespace ms_bcewl::kernel {
+namespace {
+
+int DefaultThreads() {
+  static const int threads = [] {
+    if (const char *text = std::getenv("MS_BCEWL_NUM_THREADS")) {
+      char *end = nullptr;
+      const long requested = std::strtol(text, &end, 10);
+      if (end != text && *end == '\0' && requested > 0) {
+        return static_cast<int>(std::min<long>(requested, kMaxKernelThreads));
+      }
+    }
+    int cores = static_cast<int>(std::thread::hardware_concurrency());
+#if defined(__linux__)
+    cpu_set_t allowed;  // a process pinned to fewer cores (taskset, a container's cpuset) gets fewer threads
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 0) {
+      cores = cores > 0 ? std::min(cores, CPU_COUNT(&allowed)) : CPU_COUNT(&allowed);
+    }
+#endif
+    return std::clamp(cores, 1, kMaxKernelThreads);
+  }();
+  return threads;
+}
+
+std::atomic<int> g_thread_override{0};
+
+class Pool {
+ public:
+  void Run(int tasks, TaskFunction function, void *context) {
+    std::unique_lock<std::mutex> running(run_mutex_, std::try_to_lock);
+    if (!running.owns_lock()) {
+      for (int task = 0; task < tasks; ++task) {
+        function(context, task);
+      }
+      return;
+    }
+    const int on_workers = std::min(tasks - 1, Grow(tasks - 1));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      function_ = function;
+      context_ = context;
+      worker_tasks_ = on_workers;
+      pending_ = on_workers;
+      ++generation_;
+    }
+    wake_.notify_all();
+    function(context, 0);
+    for (int task = on_workers + 1; task < tasks; ++task) {  // tasks for workers that could not be started
+      function(context, task);
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return pending_ == 0; });
+  }
+
+ private:
+  // Starts workers up to `wanted` (called with run_mutex_ held); returns how many there are.
+  int Grow(int wanted) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (workers_ < wanted) {
+      const int task = workers_ + 1;
+      try {
+        std::thread([this, task, seen = generation_] { Work(task, seen); }).detach();
+      } catch (const std::system_error &) {
+        break;  // no more threads: the caller runs the rest of the tasks itself
+      }
+      ++workers_;
+    }
+    return workers_;
+  }
+
+  void Work(int task, unsigned long long seen) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return generation_ != seen; });
+      seen = generation_;
+      if (task <= worker_tasks_) {
+        const TaskFunction function = function_;
+        void *context = context_;
+        lock.unlock();
+        function(context, task);
+        lock.lock();
+        if (--pending_ == 0) {
+          done_.notify_one();
+        }
+      }
+    }
+  }
+
+  std::mutex run_mutex_;
+  std::mutex mutex_;  // guards everything below
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  int workers_ = 0;
+  unsigned long long generation_ = 0;
+  TaskFunction function_ = nullptr;
+  void *context_ = nullptr;
+  int worker_tasks_ = 0;
+  int pending_ = 0;
+};
+
+// The pool lives as long as the process (its detached workers use it until exit). After fork() the child has none
+// of the parent's workers: its handler drops the pool (still reachable, for leak checkers) and the next loop makes
+// a new one. Creation takes no lock, so a fork while another thread held one cannot block the child.
+std::atomic<Pool *> g_pool{nullptr};
+std::atomic<Pool *> g_pool_left_by_fork{nullptr};
+
+void DropPoolInChild() { g_pool_left_by_fork.store(g_pool.exchange(nullptr)); }
+
+Pool &ThePool() {
+  Pool *pool = g_pool.load(std::memory_order_acquire);
+  if (pool != nullptr) {
+    return *pool;
+  }
+  static const bool fork_handler_installed = pthread_atfork(nullptr, nullptr, DropPoolInChild) == 0;
+  (void)fork_handler_installed;
+  Pool *created = new Pool();
+  if (g_pool.compare_exchange_strong(pool, created, std::memory_order_acq_rel)) {
+    return *created;
+  }
+  delete created;
+  return *pool;
+}
+
+}  // namespace
+
+int KernelThreads() {
+  const int override = g_thread_override.load(std::memory_order_relaxed);
+  return override > 0 ? override : DefaultThreads();
+}
+
+void SetKernelThreads(int threads) {
+  g_thread_override.store(std::clamp(threads, 0, kMaxKernelThreads), std::memory_order_relaxed);
+}
+
+void RunTasks(int tasks, TaskFunction function, void *context) { ThePool().Run(tasks, function, context); }
+
+}  // namespace ms_bcewl::kernel

@@ -1,0 +1,339 @@
+"""The Ascend backend of ms_bcewl.primitives: the CANN op package's two kernels, composed with MindSpore ops.
+
+primitives.FORWARD holds these losses instead of the host library's AOT primitives when
+``mindspore.get_context("device_target") == "Ascend"`` at import time (same keys, same call signatures).
+
+Why the pipeline is composed here and not by one aclnn call per loss: MindSpore's custom aclnn kernel hands the
+executor that phase 1 returns to CANN itself (``aclSetAclOpExecutorRepeatable``, ``aclDestroyAclOpExecutor``,
+tensor address updates for its executor cache). Only aclnn functions that CANN generated return such
+executors, so the ``ops.Custom`` primitives are the op package's generated functions (the kernel of reduction
+none and the dx kernel, ascendc/README.md), and the seed's pipeline around them -- cast of every input to one
+promoted dtype, the kernel, the ±inf limits, mean / sum over all dims, a cast to the output dtype -- is made of
+MindSpore ops, which run as CANN's own aclnn ops on Ascend. aclnn_adapter/ascend provides the same pipeline as
+one two-phase C API for C++ callers.
+
+Each loss is a Cell with its own bprop: dx comes from the grad kernel, which takes the aclnn reduction code as
+an int attribute (0 none, 1 mean, 2 sum; MindSpore's own enum is never used) and a 0-d dout for mean and sum,
+so that 1/numel is applied in float32 inside the kernel; dy, dw and dp are composed in float32.
+
+Nothing here has run on an NPU. The pure functions (names, reg_info, argument order, reduction codes, shape and
+dtype rules) and the composition, driven by stand-in kernels on CPU, are tested in tests/test_ascend_dispatch.py.
+"""
+import re
+from dataclasses import dataclass
+from typing import Callable, Optional, Tuple
+
+import mindspore as ms
+from mindspore import nn, ops
+from mindspore.common import dtype as mstype
+from mindspore.ops import CustomRegOp, DataType
+from mindspore.ops.primitive import constexpr
+
+from ms_bcewl.validation import REDUCTIONS
+
+ACLNN_REDUCTION = {"none": 0, "mean": 1, "sum": 2}
+KERNEL_DTYPES = ("float16", "float32", "bfloat16")
+_DATA_TYPES = {"float16": DataType.F16_Default, "float32": DataType.F32_Default,
+               "bfloat16": DataType.BF16_Default}
+_FLOAT32 = mstype.float32
+_INF = float("inf")
+# Primitives rather than ops.zeros_like / ops.ones_like: those branch on a None argument, which breaks the
+# graph-mode compilation of a bprop that shares the function with the forward (MindSpore 2.10).
+_zeros_like = ops.ZerosLike()
+_ones_like = ops.OnesLike()
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """What a kernel's aclnn function takes, in its argument order: tensors, then scalars, then the output."""
+
+    func: str
+    inputs: Tuple[Tuple[str, str], ...]  # (name, "required" | "optional"), as in the OpDef
+    attrs: Tuple[Tuple[str, str], ...]   # (name, CustomRegOp value type)
+    output: str
+    output_dtype: Optional[str]           # fixed, or None for the dtype of the first input
+
+
+def forward_kernel_spec():
+    """aclnnMsBcewlSigmoidCrossEntropyWithLogits: the loss with reduction none, always float32."""
+    return KernelSpec("aclnnMsBcewlSigmoidCrossEntropyWithLogits",
+                      (("predict", "required"), ("target", "required"), ("weight", "optional"),
+                       ("pos_weight", "optional")),
+                      (), "loss", "float32")
+
+
+def grad_kernel_spec():
+    """aclnnMsBcewlSigmoidCrossEntropyWithLogitsGrad: dx in predict's dtype; reduction is the aclnn int."""
+    return KernelSpec("aclnnMsBcewlSigmoidCrossEntropyWithLogitsGrad",
+                      (("predict", "required"), ("target", "required"), ("dout", "required"),
+                       ("weight", "optional"), ("pos_weight", "optional")),
+                      (("reduction", "int"),), "gradient", None)
+
+
+def dtype_rows(spec):
+    """One dtype_format row per supported dtype: every input shares it (the kernel needs one dtype)."""
+    return [(dtype,) * len(spec.inputs) + (spec.output_dtype or dtype,) for dtype in KERNEL_DTYPES]
+
+
+def reg_info(spec):
+    """The CustomRegOp info of a kernel: op name == func, names and order as in the aclnn signature."""
+    reg = CustomRegOp(spec.func)
+    for index, (name, param_type) in enumerate(spec.inputs):
+        reg = reg.input(index, name, param_type)
+    for name, value_type in spec.attrs:
+        reg = reg.attr(name, "required", value_type)
+    reg = reg.output(0, spec.output, "required")
+    for row in dtype_rows(spec):
+        reg = reg.dtype_format(*[_DATA_TYPES[dtype] for dtype in row])
+    return reg.target("Ascend").get_op_info()
+
+
+def kernel_output_shape(predict_shape, *_):
+    """Both kernels write one value per element of predict."""
+    return predict_shape
+
+
+def kernel_output_dtype(spec):
+    """The out_dtype function of a kernel's ops.Custom (it also receives the attribute values)."""
+    if spec.output_dtype is not None:
+        fixed = _to_mstype(spec.output_dtype)
+        return lambda *_: fixed
+    return lambda predict_dtype, *_: predict_dtype
+
+
+def _to_mstype(name):
+    return {"float16": mstype.float16, "float32": mstype.float32, "bfloat16": mstype.bfloat16}[name]
+
+
+def promoted_dtype(*dtypes):
+    """The one dtype the kernels get: the common dtype if all agree, float32 for any mix (as CANN promotes)."""
+    return dtypes[0] if all(dtype == dtypes[0] for dtype in dtypes) else _FLOAT32
+
+
+def kernel_follows_broadcast(shape, input_shape):
+    """Whether the kernel's tiling takes an operand of `shape` on `input_shape` as it is.
+
+    The rule of bcewl::DescribeBroadcast (ascendc/op_host/bcewl_tiling.cpp): after trailing alignment the dims the
+    operand keeps (equal to the input's and > 1) form one block, with broadcast dims only before or after it
+    (dims where the input has size 1 do not count). Anything else, and any unknown dim, is expanded first.
+    """
+    if len(shape) > len(input_shape) or any(dim < 0 for dim in input_shape):
+        return False
+    aligned = (1,) * (len(input_shape) - len(shape)) + tuple(shape)
+    kinds = "".join(_dim_kind(dim, full) for dim, full in zip(aligned, input_shape) if full != 1)
+    return re.fullmatch("b*k*b*", kinds) is not None
+
+
+def _dim_kind(dim, full):
+    """k: kept, b: broadcast, ?: neither (not broadcastable; validation rejects it before)."""
+    if dim == full:
+        return "k"
+    return "b" if dim == 1 else "?"
+
+
+def broadcast_axes(shape, input_shape):
+    """Axes of input_shape that an operand of `shape` is broadcast along (to sum a gradient down to it)."""
+    lead = len(input_shape) - len(shape)
+    return tuple(axis for axis, full in enumerate(input_shape)
+                 if axis < lead or (shape[axis - lead] == 1 and full != 1))
+
+
+def runs_on_ascend():
+    """The backend choice of ms_bcewl.primitives, made once when the package is imported."""
+    return ms.get_context("device_target") == "Ascend"
+
+
+@dataclass(frozen=True)
+class Kernels:
+    """The two kernels, called with every tensor in the promoted dtype (weights may be broadcast shapes).
+
+    forward(predict, target, weight, pos_weight) -> float32 loss of predict's shape (reduction none);
+    grad(predict, target, dout, weight, pos_weight, reduction) -> dx in predict's dtype, where dout has
+    predict's shape for reduction 0 and is 0-d otherwise, and reduction 1 scales by 1 / numel.
+    """
+
+    forward: Callable
+    grad: Callable
+
+
+def aclnn_kernels():
+    """The op package's kernels as ops.Custom primitives (only constructible where they run: Ascend)."""
+    return Kernels(_aclnn_primitive(forward_kernel_spec()), _aclnn_primitive(grad_kernel_spec()))
+
+
+def _aclnn_primitive(spec):
+    return ops.Custom(spec.func, out_shape=kernel_output_shape, out_dtype=kernel_output_dtype(spec),
+                      func_type="aot", reg_info=reg_info(spec))
+
+
+@constexpr
+def _follows_broadcast(shape, input_shape):
+    return kernel_follows_broadcast(shape, input_shape)
+
+
+@constexpr
+def _broadcast_axes(shape, input_shape):
+    return broadcast_axes(shape, input_shape)
+
+
+@constexpr
+def _is_empty(shape):
+    return 0 in shape
+
+
+@constexpr
+def _promoted(*dtypes):
+    return promoted_dtype(*dtypes)
+
+
+class _Loss(nn.Cell):
+    """binary_cross_entropy_with_logits for one variant and reduction. The subclasses only fix the arity of
+    construct and bprop (MindSpore needs a bprop with the forward's exact parameters).
+
+    An absent weight or pos_weight is replaced by a 0-d one in x's dtype (neutral for the promotion) as soon as it
+    enters, and every branch tests has_weight / has_pos_weight, never `is None`: in graph mode, a function that
+    branches on a None argument and is called from both construct and bprop fails to compile (MindSpore 2.10,
+    "The func graph is empty").
+    """
+
+    def __init__(self, kernels, has_weight, has_pos_weight, reduction):
+        super().__init__()
+        self.forward_kernel = kernels.forward
+        self.grad_kernel = kernels.grad
+        self.has_weight = has_weight
+        self.has_pos_weight = has_pos_weight
+        self.reduction = reduction
+        self.reduction_code = ACLNN_REDUCTION[reduction]
+
+    def _present_or_ones(self, x, w, p):
+        one = ops.ones((), x.dtype)
+        return (w if self.has_weight else one), (p if self.has_pos_weight else one)
+
+    def _loss(self, x, y, w, p):
+        if _is_empty(ops.shape(x)):
+            return _empty_input_loss(x, y, self.reduction)
+        w, p = self._present_or_ones(x, w, p)
+        loss = self._elementwise_loss(x, y, w, p, _promoted(x.dtype, y.dtype, w.dtype, p.dtype))
+        if self.reduction == "mean":
+            loss = ops.mean(loss)
+        elif self.reduction == "sum":
+            loss = ops.sum(loss)
+        return ops.cast(loss, y.dtype)
+
+    def _elementwise_loss(self, x, y, w, p, dtype):
+        """The float32 loss of reduction none, with the limits at infinite logits."""
+        xk, yk = ops.cast(x, dtype), ops.cast(y, dtype)
+        loss = self.forward_kernel(xk, yk, _kernel_operand(w, x, dtype), _kernel_operand(p, x, dtype))
+        return _with_infinite_limits(loss, xk, yk, w, p)
+
+    def _gradients(self, x, y, w, p, dout):
+        """(dx, dy[, dw][, dp]): one gradient per forward input, each in the dtype of its argument."""
+        w, p = self._present_or_ones(x, w, p)
+        if _is_empty(ops.shape(x)):  # nothing contributes: empty dx and dy, zero dw and dp
+            return self._present_gradients(_zeros_like(x), _zeros_like(y), _zeros_like(w),
+                                           _zeros_like(p))
+        dtype = _promoted(x.dtype, y.dtype, w.dtype, p.dtype)
+        dx = self.grad_kernel(ops.cast(x, dtype), ops.cast(y, dtype), ops.cast(dout, dtype),
+                              _kernel_operand(w, x, dtype), _kernel_operand(p, x, dtype), self.reduction_code)
+        g = ops.cast(dout, _FLOAT32)
+        if self.reduction == "mean":
+            g = g / ops.size(x)
+        x32, y32, w32, p32 = (ops.cast(a, _FLOAT32) for a in (x, y, w, p))
+        softplus = ops.log1p(ops.exp(-ops.abs(x32)))
+        log_sigmoid = ops.minimum(x32, 0.0) - softplus
+        weight_g = w32 * g
+        dy = weight_g * (ops.minimum(-x32, 0.0) - softplus - p32 * log_sigmoid)
+        dw, dp = w, p  # stand-ins where the variant has no such input; _present_gradients drops them
+        if self.has_weight:
+            unweighted = self._elementwise_loss(x, y, ops.ones((), x.dtype), p, dtype)
+            dw = _sum_to(unweighted * g, w)
+        if self.has_pos_weight:
+            dp = _sum_to(-weight_g * y32 * log_sigmoid, p)
+        return self._present_gradients(ops.cast(dx, x.dtype), ops.cast(dy, y.dtype), dw, dp)
+
+    def _present_gradients(self, dx, dy, dw, dp):
+        """The gradients of the inputs this variant has."""
+        grads = (dx, dy)
+        if self.has_weight:
+            grads = grads + (dw,)
+        if self.has_pos_weight:
+            grads = grads + (dp,)
+        return grads
+
+
+class _PlainLoss(_Loss):
+    def construct(self, x, y):
+        return self._loss(x, y, None, None)
+
+    def bprop(self, x, y, out, dout):
+        return self._gradients(x, y, None, None, dout)
+
+
+class _WeightLoss(_Loss):
+    def construct(self, x, y, w):
+        return self._loss(x, y, w, None)
+
+    def bprop(self, x, y, w, out, dout):
+        return self._gradients(x, y, w, None, dout)
+
+
+class _PosWeightLoss(_Loss):
+    def construct(self, x, y, p):
+        return self._loss(x, y, None, p)
+
+    def bprop(self, x, y, p, out, dout):
+        return self._gradients(x, y, None, p, dout)
+
+
+class _WeightPosWeightLoss(_Loss):
+    def construct(self, x, y, w, p):
+        return self._loss(x, y, w, p)
+
+    def bprop(self, x, y, w, p, out, dout):
+        return self._gradients(x, y, w, p, dout)
+
+
+_LOSS_CLASSES = {(False, False): _PlainLoss, (True, False): _WeightLoss, (False, True): _PosWeightLoss,
+                 (True, True): _WeightPosWeightLoss}
+
+
+def forward_table(kernels):
+    """FORWARD of ms_bcewl.primitives: {(has_weight, has_pos_weight, reduction): loss}, built once."""
+    return {(has_weight, has_pos_weight, reduction): loss_class(kernels, has_weight, has_pos_weight, reduction)
+            for (has_weight, has_pos_weight), loss_class in _LOSS_CLASSES.items() for reduction in REDUCTIONS}
+
+
+def _kernel_operand(operand, x, dtype):
+    """weight / pos_weight as the kernel gets it: in the promoted dtype, and expanded where its tiling cannot
+    follow the broadcast. An absent one arrives as a 0-d one, which the kernel reads once per run; None is not
+    passed because how MindSpore hands None to an optional aclnn input is unconfirmed."""
+    operand = ops.cast(operand, dtype)
+    if _follows_broadcast(ops.shape(operand), ops.shape(x)):
+        return operand
+    return operand * _ones_like(ops.cast(x, dtype))
+
+
+def _with_infinite_limits(loss, x, y, w, p):
+    """The kernel gives NaN (0 * inf) at x = +inf, y = 1 and x = -inf, y = 0, where the loss tends to 0.
+
+    The limit is written as 0 * w * p so that a NaN weight there still gives NaN. Costs a few elementwise passes;
+    it can go once the kernel produces the limits itself.
+    """
+    at_limit = ops.logical_or(ops.logical_and(x == _INF, y == 1), ops.logical_and(x == -_INF, y == 0))
+    limit = _zeros_like(loss) * ops.cast(w, _FLOAT32) * ops.cast(p, _FLOAT32)
+    return ops.select(at_limit, limit, loss)
+
+
+def _sum_to(gradient, operand):
+    """A float32 gradient on the input's shape summed down to `operand`'s shape and cast to its dtype."""
+    axes = _broadcast_axes(ops.shape(operand), ops.shape(gradient))
+    if axes:
+        gradient = ops.sum(gradient, axes, keepdim=True)
+    return ops.cast(ops.reshape(gradient, ops.shape(operand)), operand.dtype)
+
+
+def _empty_input_loss(x, y, reduction):
+    """Nothing to launch: none gives an empty loss, mean NaN, sum 0 (a reduction over nothing is not relied on)."""
+    if reduction == "none":
+        return ops.zeros(ops.shape(x), y.dtype)
+    return ops.full((), float("nan") if reduction == "mean" else 0.0, dtype=y.dtype)

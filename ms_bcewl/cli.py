@@ -1,0 +1,303 @@
+"""The ms-bcewl command (also `python -m ms_bcewl`): info, check, bench.
+
+    ms-bcewl info     versions, the native library and its build, backend, SIMD level, threads, Ascend path
+    ms-bcewl check    self-test against a float64 NumPy reference; exit code 0 when every case passes, else 1
+    ms-bcewl bench    benchmarks/bench_bce_with_logits.py --quick when the source tree is here, else a short
+                      timing of ms_bcewl against mindspore.ops.binary_cross_entropy_with_logits
+"""
+import argparse
+import contextlib
+import importlib.util
+import os
+import platform
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+import mindspore as ms
+import numpy as np
+from mindspore import nn
+
+import ms_bcewl
+from ms_bcewl._library import library_path
+
+MODES = {"pynative": ms.PYNATIVE_MODE, "graph": ms.GRAPH_MODE}
+DTYPES = {"float32": ms.float32, "float16": ms.float16, "bfloat16": ms.bfloat16}
+REDUCTIONS = ("none", "mean", "sum")
+# Largest error allowed, relative to the largest reference value: about twice the unit roundoff of the output
+# dtype (inputs are rounded to their dtype before the reference sees them; the op computes in float32).
+TOLERANCES = {"float32": 1e-5, "float16": 1e-3, "bfloat16": 8e-3}
+# What the host kernels (aclnn_adapter/src/kernel/) look at to pick their ISA and thread count.
+ISA_ORDER = ("scalar", "avx2", "avx512")
+ISA_FLAGS = {"scalar": set(), "avx2": {"avx2", "fma", "f16c"}, "avx512": {"avx512f"}}
+MAX_THREADS = 256
+SOURCE_BENCHMARK = Path(ms_bcewl.__file__).resolve().parent.parent / "benchmarks" / "bench_bce_with_logits.py"
+
+
+def print_table(header, rows):
+    """Plain-text table, columns as wide as their widest cell."""
+    cells = [list(map(str, header))] + [list(map(str, row)) for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    print("\n".join(lines))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# info
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def cpu_flags():
+    """The flags of the first processor in /proc/cpuinfo (empty where it cannot be read)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def simd_level():
+    """The kernels' ISA by their own rule: the best the CPU supports (avx512: avx512f; avx2: avx2, fma and f16c),
+    capped by MS_BCEWL_ISA=scalar|avx2|avx512 when set."""
+    flags = cpu_flags()
+    supported = [isa for isa, needs in ISA_FLAGS.items() if needs <= flags]
+    requested = os.environ.get("MS_BCEWL_ISA")
+    cap = ISA_ORDER.index(requested) if requested in ISA_ORDER else len(ISA_ORDER) - 1
+    best = max((isa for isa in supported if ISA_ORDER.index(isa) <= cap), key=ISA_ORDER.index)
+    source = f"MS_BCEWL_ISA={requested}" if requested else "MS_BCEWL_ISA unset"
+    if not flags:
+        return f"unknown (no CPU flags in /proc/cpuinfo; {source})"
+    return f"{best} (CPU supports: {', '.join(supported)}; {source})"
+
+
+def threads():
+    """The kernels' thread count by their own rule: MS_BCEWL_NUM_THREADS when a positive integer, else the CPUs."""
+    requested = os.environ.get("MS_BCEWL_NUM_THREADS", "")
+    if requested.isdigit() and int(requested) > 0:
+        return f"{min(int(requested), MAX_THREADS)} (MS_BCEWL_NUM_THREADS)"
+    return f"{min(os.cpu_count() or 1, MAX_THREADS)} (os.cpu_count(); MS_BCEWL_NUM_THREADS unset)"
+
+
+@contextlib.contextmanager
+def stderr_silenced():
+    """Silences file descriptor 2, where MindSpore's native code reports plugins it cannot load."""
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w", encoding="utf-8") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def ascend_path():
+    """Available only with CANN's Python module `acl` importable and MindSpore's Ascend device usable."""
+    has_acl = importlib.util.find_spec("acl") is not None
+    with stderr_silenced():
+        has_device = ms.hal.is_available("Ascend")
+    if has_acl and has_device:
+        return "available (CANN module acl, MindSpore device Ascend)"
+    missing = [what for what, present in (("CANN module acl not importable", has_acl),
+                                          ("MindSpore device Ascend not available", has_device)) if not present]
+    return "not available: " + "; ".join(missing)
+
+
+def backend():
+    """The device target, which ms_bcewl's primitives followed when the package was imported."""
+    target = ms.get_context("device_target")
+    return f"{target} (host CPU, {platform.machine()})" if target == "CPU" else target
+
+
+def library_build(path):
+    stat = os.stat(path)
+    built = datetime.fromtimestamp(stat.st_mtime).isoformat(sep=" ", timespec="seconds")
+    return f"{built}, {stat.st_size:,} bytes"
+
+
+def info_rows():
+    path = library_path()
+    return [("ms_bcewl", f"{ms_bcewl.__version__} ({Path(ms_bcewl.__file__).resolve().parent})"),
+            ("MindSpore", ms.__version__), ("NumPy", np.__version__),
+            ("Python", f"{platform.python_version()} ({sys.executable})"),
+            ("library", path), ("library build", library_build(path)), ("backend", backend()),
+            ("SIMD level", simd_level()), ("threads", threads()), ("Ascend path", ascend_path())]
+
+
+def info():
+    print_table(("item", "value"), info_rows())
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# check
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def numpy_reference(x, y, w, p, reduction):
+    """Float64 loss and d loss / d x of l = w*((1-y)*x - (1+(p-1)*y)*logsig(x)), reduced."""
+    log_sigmoid = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+    elementwise = w * ((1 - y) * x - (1 + (p - 1) * y) * log_sigmoid)
+    d_elementwise = w * ((p * y + 1 - y) * np.exp(log_sigmoid) - p * y)
+    if reduction == "none":
+        return elementwise, d_elementwise
+    if reduction == "sum":
+        return elementwise.sum(), d_elementwise
+    return elementwise.mean(), d_elementwise / x.size
+
+
+class _LossAndInputGradient(nn.Cell):
+    """(loss, d loss / d input) of ms_bcewl with weight and pos_weight; a 'none' loss gets upstream ones."""
+
+    def __init__(self, reduction):
+        super().__init__()
+        self.reduction = reduction
+        self.input_gradient = ms.grad(self.loss, grad_position=0)
+
+    def loss(self, x, y, w, p):
+        return ms_bcewl.binary_cross_entropy_with_logits(x, y, w, p, self.reduction)
+
+    def construct(self, x, y, w, p):
+        return self.loss(x, y, w, p), self.input_gradient(x, y, w, p)
+
+
+def check_inputs(dtype, seed=0, shape=(4, 6)):
+    """Tensors x, y, w, p of one dtype, and their values as float64 (after rounding to that dtype)."""
+    rng = np.random.default_rng(seed)
+    values = (rng.normal(0, 3, shape), rng.uniform(0, 1, shape), rng.uniform(0.5, 2, shape[-1:]),
+              rng.uniform(0.25, 3, shape[-1:]))
+    tensors = [ms.Tensor(v.astype(np.float32)).astype(DTYPES[dtype]) for v in values]
+    return tensors, [t.astype(ms.float32).asnumpy().astype(np.float64) for t in tensors]
+
+
+def relative_error(got, expected):
+    got = got.astype(ms.float32).asnumpy().astype(np.float64)
+    return float(np.abs(got - expected).max() / max(np.abs(expected).max(), 1e-30))
+
+
+def check_case(mode, dtype, reduction, reference):
+    """(loss error, dx error) of one case, each relative to the largest reference value."""
+    ms.set_context(mode=MODES[mode])
+    tensors, values = check_inputs(dtype)
+    loss, d_input = _LossAndInputGradient(reduction)(*tensors)
+    expected_loss, expected_d_input = reference(*values, reduction)
+    return relative_error(loss, expected_loss), relative_error(d_input, expected_d_input)
+
+
+def check(modes=tuple(MODES), reference=numpy_reference):
+    """Runs every mode x dtype x reduction, prints the table and returns the exit code (0: all passed)."""
+    rows, failures = [], 0
+    for mode in modes:
+        for dtype in DTYPES:
+            for reduction in REDUCTIONS:
+                loss_error, d_input_error = check_case(mode, dtype, reduction, reference)
+                passed = max(loss_error, d_input_error) <= TOLERANCES[dtype]
+                failures += not passed
+                rows.append((mode, dtype, reduction, f"{loss_error:.1e}", f"{d_input_error:.1e}",
+                             f"{TOLERANCES[dtype]:.0e}", "ok" if passed else "FAIL"))
+    print("ms_bcewl against a float64 NumPy reference (input 4x6 with weight and pos_weight; "
+          "errors relative to the largest reference value)")
+    print_table(("mode", "dtype", "reduction", "loss error", "dx error", "tolerance", "result"), rows)
+    print(f"{len(rows) - failures} of {len(rows)} cases passed")
+    return 1 if failures else 0
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# bench
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def median_milliseconds(call, repeat, calls_per_sample=20):
+    """Median over `repeat` samples of the time per call; each sample ends by reading its last result, which
+    waits for every call queued before it."""
+    call().asnumpy()
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        for _ in range(calls_per_sample):
+            result = call()
+        result.asnumpy()
+        samples.append((time.perf_counter() - started) / calls_per_sample)
+    return 1e3 * float(np.median(samples))
+
+
+def builtin_bench(size, repeat):
+    """Forward and forward+backward time of ms_bcewl and MindSpore's op, PyNative mode, float32, mean."""
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    rng = np.random.default_rng(0)
+    x = ms.Tensor(rng.normal(size=size).astype(np.float32))
+    y = ms.Tensor(rng.uniform(size=size).astype(np.float32))
+    rows = []
+    for name, op in (("ms_bcewl", ms_bcewl.binary_cross_entropy_with_logits),
+                     ("mindspore.ops", ms.ops.binary_cross_entropy_with_logits)):
+        gradient = ms.grad(op, grad_position=0)
+        forward = median_milliseconds(lambda: op(x, y), repeat)
+        backward = median_milliseconds(lambda: gradient(x, y), repeat)
+        rows.append((name, f"{forward:.4f}", f"{backward:.4f}"))
+    print(f"{size:,} float32 elements, reduction mean, PyNative mode, median of {repeat} samples")
+    print_table(("op", "forward ms", "forward+backward ms"), rows)
+    return 0
+
+
+def bench(args):
+    if SOURCE_BENCHMARK.is_file() and not args.builtin:
+        command = [sys.executable, str(SOURCE_BENCHMARK), "--quick", "--out", str(Path(args.out).resolve())]
+        print("running", " ".join(command), flush=True)
+        source_tree = str(SOURCE_BENCHMARK.parent.parent)
+        python_path = os.pathsep.join(filter(None, [source_tree, os.environ.get("PYTHONPATH")]))
+        return subprocess.call(command, env=dict(os.environ, PYTHONPATH=python_path))
+    return builtin_bench(args.size, args.repeat)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# command line
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def mode_list(text):
+    """'pynative,graph' -> ['pynative', 'graph']; an unknown mode is an argparse error."""
+    modes = [mode.strip() for mode in text.split(",") if mode.strip()]
+    unknown = [mode for mode in modes if mode not in MODES]
+    if unknown or not modes:
+        raise argparse.ArgumentTypeError(f"unknown {unknown}; choose from {', '.join(MODES)}")
+    return modes
+
+
+def element_count(text):
+    """'1e5' or '100000' -> 100000."""
+    try:
+        count = int(float(text))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from error
+    if count <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+    return count
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="ms-bcewl", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("info", help="versions, library, backend, SIMD level, threads, Ascend path")
+    check_parser = commands.add_parser("check", help="self-test against a float64 NumPy reference (exit code 0/1)")
+    check_parser.add_argument("--modes", type=mode_list, default=list(MODES), help="comma list of pynative, graph")
+    bench_parser = commands.add_parser("bench", help="benchmark against MindSpore's built-in op")
+    bench_parser.add_argument("--out", default="bench_results", help="output folder of the source-tree benchmark")
+    bench_parser.add_argument("--builtin", action="store_true", help="the built-in timing even in a source tree")
+    bench_parser.add_argument("--size", type=element_count, default=100_000, help="elements for the built-in timing")
+    bench_parser.add_argument("--repeat", type=int, default=15, help="samples for the built-in timing")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command == "info":
+        return info()
+    if args.command == "check":
+        return check(args.modes)
+    return bench(args)

@@ -1,0 +1,615 @@
+// The host kernel's ISA paths and threads (aclnn_adapter/src/kernel/, through its test hooks in kernel_testing.h):
+// the SIMD exp and log1p within their documented ulp bounds; 16-bit conversions bit for bit those of
+// float_formats.h; every ISA this machine has against the scalar path and the float64 reference, on random and
+// extreme values, odd sizes, misaligned views, the three dtypes and the broadcast patterns of weight and
+// pos_weight; and bitwise-equal results for 1, 2 and 4 threads.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kernel/float_formats.h"
+#include "kernel/kernel_testing.h"
+#include "op_runner.h"
+#include "test_harness.h"
+
+namespace {
+
+using ms_bcewl::kernel::DType;
+using ms_bcewl::kernel::Isa;
+using test::Op;
+using test::RefArray;
+using test::Shape;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+const ms_bcewl::kernel::KernelTestingHooks &Hooks() { return *msBcewlKernelTestingHooks(); }
+
+const char *IsaName(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar:
+      return "scalar";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
+  }
+  return "?";
+}
+
+std::vector<Isa> AvailableIsas() {
+  std::vector<Isa> isas;
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (Hooks().isa_available(isa)) {
+      isas.push_back(isa);
+    }
+  }
+  return isas;
+}
+
+// The kernels use `isa` (and `threads` threads, 0: the default) while this lives.
+class KernelSettings {
+ public:
+  explicit KernelSettings(Isa isa, int threads = 0) {
+    EXPECT_MSG(Hooks().force_isa(isa), std::string("cannot force ") + IsaName(isa));
+    Hooks().set_threads(threads);
+  }
+  ~KernelSettings() {
+    Hooks().automatic_isa();
+    Hooks().set_threads(0);
+  }
+  KernelSettings(const KernelSettings &) = delete;
+  KernelSettings &operator=(const KernelSettings &) = delete;
+};
+
+float FloatOfBits(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+uint32_t BitsOfFloat(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+// The float32 ulp at the binade of the float64 value v (the subnormal spacing below 2^-126).
+double UlpOf(double v) {
+  return v == 0.0 ? std::ldexp(1.0, -149) : std::ldexp(1.0, std::max(std::ilogb(v), -126) - 23);
+}
+
+// Every float of [first, last] (bit patterns, one sign) with the given step, and last itself.
+std::vector<float> FloatSweep(uint32_t first, uint32_t last, uint32_t step) {
+  std::vector<float> values;
+  for (uint64_t bits = first; bits <= last; bits += step) {
+    values.push_back(FloatOfBits(static_cast<uint32_t>(bits)));
+  }
+  values.push_back(FloatOfBits(last));
+  return values;
+}
+
+struct UlpReport {
+  double worst = 0.0;  // infinite when the kernel could not run
+  float at = 0.0f;
+};
+
+using KernelFunction = bool (*)(Isa, const float *, int64_t, float *);
+
+UlpReport MeasureUlps(Isa isa, KernelFunction function, double (*reference)(double), const std::vector<float> &in) {
+  std::vector<float> out(in.size());
+  UlpReport report;
+  if (!function(isa, in.data(), static_cast<int64_t>(in.size()), out.data())) {
+    report.worst = kInf;
+    return report;
+  }
+  for (size_t i = 0; i < in.size(); ++i) {
+    const double expected = reference(in[i]);
+    const double error = std::fabs(out[i] - expected) / UlpOf(expected);
+    if (!(error <= report.worst)) {  // (a NaN error counts as the worst)
+      report.worst = std::isnan(error) ? kInf : error;
+      report.at = in[i];
+    }
+  }
+  return report;
+}
+
+double Exp(double t) { return std::exp(t); }
+double Log1p(double e) { return std::log1p(e); }
+
+}  // namespace
+
+// The SIMD exp over t in [-105, 0] (normal, subnormal and zero results) and log1p over e in [0, 1]: a sweep of about
+// a million floats each (every 1021st float; the bounds were measured over every float), and special arguments.
+// (The scalar kernels' are glibc's, not subject to these bounds.)
+TEST_CASE(kernel_exp_and_log1p_stay_within_their_documented_ulp_bounds) {
+  const std::vector<float> exp_arguments = FloatSweep(0x80000000u, 0xC2D20000u, 1021);  // -0 .. -105
+  const std::vector<float> log1p_arguments = FloatSweep(0x00000000u, 0x3F800000u, 1021);  // 0 .. 1
+  for (Isa isa : AvailableIsas()) {
+    if (isa == Isa::kScalar) {
+      continue;
+    }
+    const UlpReport exp_report = MeasureUlps(isa, Hooks().exp, Exp, exp_arguments);
+    EXPECT_MSG(exp_report.worst <= ms_bcewl::kernel::kVectorExpMaxUlps,
+               std::string(IsaName(isa)) + " exp: " + test::NumberText(exp_report.worst) + " ulp at t = " +
+                   test::NumberText(exp_report.at));
+    const UlpReport log1p_report = MeasureUlps(isa, Hooks().log1p, Log1p, log1p_arguments);
+    EXPECT_MSG(log1p_report.worst <= ms_bcewl::kernel::kVectorLog1pMaxUlps,
+               std::string(IsaName(isa)) + " log1p: " + test::NumberText(log1p_report.worst) + " ulp at e = " +
+                   test::NumberText(log1p_report.at));
+
+    const float specials[] = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+                              -0.0f, 0.0f, -1e4f, -104.0f, -103.5f, -87.5f, -1e-40f};
+    float exp_out[9] = {};
+    float log1p_in[3] = {std::numeric_limits<float>::quiet_NaN(), 0.0f, 1e-40f};
+    float log1p_out[3] = {};
+    Hooks().exp(isa, specials, 9, exp_out);
+    Hooks().log1p(isa, log1p_in, 3, log1p_out);
+    EXPECT_MSG(exp_out[0] == 0.0f && std::isnan(exp_out[1]) && exp_out[2] == 1.0f && exp_out[3] == 1.0f &&
+                   exp_out[4] == 0.0f && exp_out[5] == 0.0f && exp_out[6] == std::exp(-103.5f) &&
+                   exp_out[7] == std::exp(-87.5f) && exp_out[8] == 1.0f,
+               std::string(IsaName(isa)) + " exp of -inf, NaN, +-0, -1e4, -104, -103.5, -87.5, -1e-40");
+    EXPECT_MSG(std::isnan(log1p_out[0]) && log1p_out[1] == 0.0f && log1p_out[2] == 1e-40f,
+               std::string(IsaName(isa)) + " log1p of NaN, 0, 1e-40");
+  }
+}
+
+// Widening: all 65536 patterns of each 16-bit format. Narrowing: every value of each format, the midpoints between
+// neighbours (the ties) and the floats just either side of them, NaNs with payloads, infinities, and a sweep of all
+// floats; an odd count so that the last partial vector is covered too.
+TEST_CASE(kernel_16_bit_conversions_match_float_formats_bit_for_bit) {
+  using ms_bcewl::kernel::BFloat16ToFloat;
+  using ms_bcewl::kernel::FloatToBFloat16;
+  using ms_bcewl::kernel::FloatToHalf;
+  using ms_bcewl::kernel::HalfToFloat;
+  for (Isa isa : AvailableIsas()) {
+    for (DType dtype : {DType::kFloat16, DType::kBFloat16}) {
+      const bool half = dtype == DType::kFloat16;
+      const std::string what = std::string(IsaName(isa)) + (half ? " float16" : " bfloat16");
+      std::vector<uint16_t> patterns(65536 + 3);
+      for (size_t i = 0; i < patterns.size(); ++i) {
+        patterns[i] = static_cast<uint16_t>(i);
+      }
+      std::vector<float> widened(patterns.size());
+      Hooks().widen(isa, dtype, patterns.data(), static_cast<int64_t>(patterns.size()), widened.data());
+      bool widen_right = true;
+      for (size_t i = 0; i < patterns.size(); ++i) {
+        const uint32_t expected = BitsOfFloat(half ? HalfToFloat(patterns[i]) : BFloat16ToFloat(patterns[i]));
+        const bool signaling_nan = (expected & 0x7FC00000u) == 0x7F800000u && (expected & 0x003FFFFFu) != 0;
+        const bool f16c = half && isa != Isa::kScalar;  // F16C quiets signaling NaNs (isa_kernels.h)
+        const uint32_t quieted = signaling_nan && f16c ? expected | 0x00400000u : expected;
+        widen_right = widen_right && BitsOfFloat(widened[i]) == quieted;
+      }
+      EXPECT_MSG(widen_right, what + " widening differs from float_formats.h");
+
+      auto widen = [half](uint32_t bits) {
+        return half ? HalfToFloat(static_cast<uint16_t>(bits)) : BFloat16ToFloat(static_cast<uint16_t>(bits));
+      };
+      std::vector<float> floats = FloatSweep(0, 0xFFFFFFFFu, 65521);
+      for (uint32_t bits = 0; bits < 65535; ++bits) {
+        const float value = widen(bits);
+        const float next = widen(bits + 1);
+        floats.push_back(value);
+        if (std::isfinite(value) && std::isfinite(next)) {
+          const float midpoint = static_cast<float>((static_cast<double>(value) + next) / 2);
+          const float infinity = std::numeric_limits<float>::infinity();
+          floats.insert(floats.end(),
+                        {midpoint, std::nextafter(midpoint, -infinity), std::nextafter(midpoint, infinity)});
+        }
+      }
+      for (uint32_t payload : {1u, 0x1000u, 0x2000u, 0x10000u, 0x3FFFFFu, 0x400000u, 0x400001u, 0x7FFFFFu}) {
+        floats.push_back(FloatOfBits(0x7F800000u | payload));
+        floats.push_back(FloatOfBits(0xFF800000u | payload));
+      }
+      floats.insert(floats.end(), {65504.0f, 65519.0f, 65520.0f, 3.4e38f, -3.4e38f, 1e-8f, 5.96e-8f, 2.98e-8f});
+      std::vector<uint16_t> narrowed(floats.size());
+      Hooks().narrow(isa, dtype, floats.data(), static_cast<int64_t>(floats.size()), narrowed.data());
+      for (size_t i = 0; i < floats.size(); ++i) {
+        const uint16_t expected = half ? FloatToHalf(floats[i]) : FloatToBFloat16(floats[i]);
+        if (narrowed[i] != expected) {
+          EXPECT_MSG(false, what + " narrowing differs from float_formats.h: " + test::NumberText(floats[i]) +
+                                " (bits " + std::to_string(BitsOfFloat(floats[i])) + ") gave " +
+                                std::to_string(narrowed[i]) + ", expected " + std::to_string(expected));
+          break;
+        }
+      }
+    }
+  }
+}
+
+namespace {
+
+// One call of an operation: its inputs as row-major values (rounded to `dtype` when stored), every tensor of
+// `dtype` and viewed at storage offset `offset` (1: misaligned for every vector width).
+struct Call {
+  Op op = Op::kForward;
+  int64_t reduction = 0;
+  RefArray x, y;
+  std::optional<RefArray> w, p;
+  RefArray g;
+  aclDataType dtype = ACL_FLOAT;
+  int64_t offset = 0;
+};
+
+struct Result {
+  std::vector<double> values;
+  std::vector<uint8_t> bytes;
+  std::string error;  // empty when the call succeeded and wrote nothing outside its output view
+};
+
+Shape OutputShape(const Call &call) {
+  switch (call.op) {
+    case Op::kForward:
+      return call.reduction == 0 ? call.x.shape : Shape{};
+    case Op::kGradWeight:
+      return call.w->shape;
+    case Op::kGradPosWeight:
+      return call.p->shape;
+    default:
+      return call.x.shape;
+  }
+}
+
+// A call's input tensors, made once and run with any ISA and thread count.
+class Prepared {
+ public:
+  explicit Prepared(const Call &call)
+      : call_(call), x_(Tensor(call.x)), y_(Tensor(call.y)), g_(Tensor(call.g)),
+        w_(call.w ? Tensor(*call.w) : nullptr), p_(call.p ? Tensor(*call.p) : nullptr) {}
+
+  Result Run(Isa isa, int threads = 0) const {
+    KernelSettings settings(isa, threads);
+    return RunHere();
+  }
+
+  // With the kernels' current settings.
+  Result RunHere() const {
+    const Shape out_shape = OutputShape(call_);
+    test::HostTensor out(out_shape, call_.dtype, test::ContiguousStrides(out_shape), call_.offset);
+    out.FillStorage(test::kSentinel);
+    const test::OpTensors tensors{g_->get(), x_->get(), y_->get(), w_ ? w_->get() : nullptr,
+                                  p_ ? p_->get() : nullptr, out.get()};
+    Result result;
+    const aclnnStatus status = test::RunOp(call_.op, tensors, call_.reduction);
+    if (status != ACLNN_SUCCESS) {
+      result.error = "status " + std::to_string(status) + ": " + aclGetRecentErrMsg();
+      return result;
+    }
+    for (double untouched : out.ValuesOutsideView()) {
+      if (untouched != test::kSentinel) {
+        result.error = "wrote outside the output view";
+      }
+    }
+    result.values = out.Values();
+    result.bytes = out.ViewBytes();
+    return result;
+  }
+
+ private:
+  std::unique_ptr<test::HostTensor> Tensor(const RefArray &array) const {
+    auto tensor = std::make_unique<test::HostTensor>(array.shape, call_.dtype, test::ContiguousStrides(array.shape),
+                                                     call_.offset);
+    tensor->Set(array.values);
+    return tensor;
+  }
+
+  const Call &call_;
+  std::unique_ptr<test::HostTensor> x_, y_, g_, w_, p_;
+};
+
+// The stored (dtype-rounded) inputs, as the reference must see them.
+test::RefProblem StoredProblem(const Call &call) {
+  auto stored = [&](const RefArray &array) {
+    RefArray rounded = array;
+    for (double &value : rounded.values) {
+      value = test::RoundToDtype(value, call.dtype);
+    }
+    return rounded;
+  };
+  test::RefProblem problem;
+  problem.x = stored(call.x);
+  problem.y = stored(call.y);
+  if (call.w) {
+    problem.w = stored(*call.w);
+  }
+  if (call.p) {
+    problem.p = stored(*call.p);
+  }
+  problem.g = stored(call.g);
+  problem.reduction = call.reduction;
+  return problem;
+}
+
+// The row-major index into an array of shape `array_shape` of the element that broadcasts to element `linear` of
+// `shape` (numpy rules: trailing alignment, dims of 1 broadcast).
+size_t BroadcastIndex(const Shape &shape, size_t linear, const Shape &array_shape) {
+  size_t index = 0;
+  size_t stride = 1;
+  const size_t lead = shape.size() - array_shape.size();
+  for (size_t dim = shape.size(); dim-- > lead;) {
+    const size_t position = linear % static_cast<size_t>(shape[dim]);
+    linear /= static_cast<size_t>(shape[dim]);
+    const int64_t size = array_shape[dim - lead];
+    index += (size == 1 ? 0 : position) * stride;
+    stride *= static_cast<size_t>(size);
+  }
+  return index;
+}
+
+double At(const std::optional<RefArray> &array, const Shape &shape, size_t linear) {
+  return array ? array->values[BroadcastIndex(shape, linear, array->shape)] : 1.0;
+}
+
+// A bound on the size of the terms of each output value: (1 + |w|)(1 + |g|)(1 + |x|)(1 + |y|)(1 + |p|) per element,
+// summed over the elements an output reduces (times 1/numel for mean). The float32 arithmetic of a term errs by a
+// few units of 2^-24 of it.
+std::vector<double> TermSizes(const Call &call, const test::RefProblem &problem) {
+  const Shape &shape = problem.x.shape;
+  const size_t numel = problem.x.values.size();
+  const Shape out_shape = OutputShape(call);
+  std::vector<double> sizes(static_cast<size_t>(test::NumelOf(out_shape)), 0.0);
+  const double scale = call.reduction == 1 ? 1.0 / static_cast<double>(numel) : 1.0;
+  for (size_t i = 0; i < numel; ++i) {
+    const double size = (1 + std::fabs(At(problem.w, shape, i))) * (1 + std::fabs(At(problem.g, shape, i))) *
+                        (1 + std::fabs(problem.x.values[i])) * (1 + std::fabs(problem.y.values[i])) *
+                        (1 + std::fabs(At(problem.p, shape, i)));
+    sizes[BroadcastIndex(shape, i, out_shape)] += size * scale;
+  }
+  return sizes;
+}
+
+bool SameClass(double a, double b) {
+  return std::isnan(a) ? std::isnan(b) : std::isinf(a) ? a == b : std::isfinite(b);
+}
+
+// Compares the result of `isa` with the scalar one: the same NaN / infinity pattern, finite values within 8 units
+// of 2^-24 of the term sizes (exactly equal where a term is infinite: exp and log1p are then exact in both) plus
+// one unit of a 16-bit output dtype; and, where the float64 reference is finite, both with it: within 1e-6 of the
+// term sizes plus the rounding to the output dtype.
+void ExpectMatches(const Call &call, Isa isa, const Result &simd, const Result &scalar, const std::string &what) {
+  if (!simd.error.empty() || !scalar.error.empty()) {
+    EXPECT_MSG(false, what + ": " + simd.error + scalar.error);
+    return;
+  }
+  const test::RefProblem problem = StoredProblem(call);
+  const std::vector<double> expected = test::ExpectedOutput(call.op, test::Reference(problem));
+  const std::vector<double> sizes = TermSizes(call, problem);
+  if (simd.values.size() != expected.size() || scalar.values.size() != expected.size()) {
+    EXPECT_MSG(false, what + ": wrong number of values");
+    return;
+  }
+  const double dtype_rtol = call.dtype == ACL_FLOAT ? 0.0 : call.dtype == ACL_FLOAT16 ? 1e-3 : 8e-3;
+  const double dtype_atol = call.dtype == ACL_FLOAT16 ? 6e-8 : 1e-37;  // float16 subnormals are 2^-24 apart
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const double a = simd.values[i];
+    const double b = scalar.values[i];
+    const double apart = std::isfinite(sizes[i])
+                             ? 8 * 0x1p-24 * sizes[i] + dtype_rtol * (std::fabs(a) + std::fabs(b)) + dtype_atol
+                             : 0.0;
+    const bool agree = SameClass(b, a) && (!std::isfinite(b) || std::fabs(a - b) <= apart);
+    bool accurate = true;
+    if (std::isfinite(expected[i]) && std::isfinite(sizes[i])) {
+      const double tolerance = 1e-6 * sizes[i] + 2 * dtype_rtol * std::fabs(expected[i]) + dtype_atol;
+      accurate = std::fabs(a - expected[i]) <= tolerance && std::fabs(b - expected[i]) <= tolerance;
+    }
+    if (!agree || !accurate) {
+      EXPECT_MSG(false, what + " element " + std::to_string(i) + ": " + IsaName(isa) + " " + test::NumberText(a) +
+                            ", scalar " + test::NumberText(b) + ", float64 reference " +
+                            test::NumberText(expected[i]) + " (term size " + test::NumberText(sizes[i]) + ")");
+      return;  // one report per call is enough
+    }
+  }
+}
+
+// Values in [low, high] with, when `extremes`, every 5th one taken from the extreme logits (x) or the annihilating
+// values (y, w, p, g), so that each vector lane meets them.
+std::vector<double> Values(int64_t count, double low, double high, uint64_t seed, const std::vector<double> &extremes) {
+  std::vector<double> values = test::RandomValues(count, low, high, seed);
+  std::mt19937_64 generator(seed + 99);
+  for (int64_t i = 0; i < count && !extremes.empty(); ++i) {
+    if (generator() % 5 == 0) {
+      values[i] = extremes[generator() % extremes.size()];
+    }
+  }
+  return values;
+}
+
+const std::vector<double> kExtremeLogits = {1e4, -1e4, 88, -88, 20, -20, 0.0, -0.0, 1e-40, -1e-40, 103.5, -103.5,
+                                            kInf, -kInf, kNaN};
+
+Call MakeCall(Op op, int64_t reduction, const Shape &shape, bool extremes, uint64_t seed, double logits = 30) {
+  const int64_t numel = test::NumelOf(shape);
+  const std::vector<double> none;
+  Call call;
+  call.op = op;
+  call.reduction = reduction;
+  call.x = RefArray{shape, Values(numel, -logits, logits, seed, extremes ? kExtremeLogits : none)};
+  call.y = RefArray{shape, Values(numel, 0, 1, seed + 1, extremes ? std::vector<double>{0.0, 1.0, kNaN} : none)};
+  call.w = RefArray{shape, Values(numel, 0.1, 2, seed + 2, extremes ? std::vector<double>{0.0} : none)};
+  call.p = RefArray{shape, Values(numel, 0.3, 3, seed + 3, extremes ? std::vector<double>{0.0} : none)};
+  const Shape g_shape = reduction == 0 ? shape : Shape{};
+  const std::vector<double> g_extremes = extremes && reduction == 0 ? std::vector<double>{0.0} : none;
+  call.g = RefArray{g_shape, Values(test::NumelOf(g_shape), 0.25, 2, seed + 4, g_extremes)};
+  return call;
+}
+
+std::string Name(const Call &call, const std::string &extra) {
+  const char *dtype = call.dtype == ACL_FLOAT ? "f32" : call.dtype == ACL_FLOAT16 ? "f16" : "bf16";
+  return std::string(test::OpName(call.op)) + " " + test::ShapeText(call.x.shape) + " " + dtype + " reduction " +
+         std::to_string(call.reduction) + " offset " + std::to_string(call.offset) + extra;
+}
+
+}  // namespace
+
+// Every quantity elementwise (weight and pos_weight of full shape: dw and dp are then one-element reductions), on
+// random and extreme values: each SIMD ISA against the scalar path and the float64 reference.
+TEST_CASE(kernel_isas_agree_with_scalar_and_reference_on_extreme_values) {
+  for (Op op : test::kAllOps) {
+    const Call call = MakeCall(op, 0, {3, 1001}, true, 11 + static_cast<uint64_t>(op));
+    const Prepared prepared(call);
+    const Result scalar = prepared.Run(Isa::kScalar);
+    for (Isa isa : AvailableIsas()) {
+      ExpectMatches(call, isa, prepared.Run(isa), scalar, Name(call, ""));
+    }
+  }
+}
+
+// Sizes around the vector widths, the 512-element chunks and the 8192-element reduction blocks, views misaligned by
+// one element, and the three dtypes; elementwise, mean and sum.
+TEST_CASE(kernel_isas_agree_on_odd_sizes_misaligned_views_and_dtypes) {
+  for (int64_t size : {1, 7, 15, 17, 8191, 8193, 100003}) {
+    for (aclDataType dtype : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) {
+      if (size == 100003 && dtype != ACL_FLOAT) {
+        continue;
+      }
+      for (Op op : test::kAllOps) {
+        for (int64_t reduction : {0, 1, 2}) {
+          const bool reduced_kind = op == Op::kForward || (op == Op::kGradWeight && size < 100003);
+          if (reduction != 0 && !reduced_kind) {
+            continue;
+          }
+          Call call = MakeCall(op, reduction, {size}, false, 7 * static_cast<uint64_t>(size) + reduction, 4);
+          call.dtype = dtype;
+          call.offset = 1;
+          const Prepared prepared(call);
+          const Result scalar = prepared.Run(Isa::kScalar);
+          for (Isa isa : AvailableIsas()) {
+            ExpectMatches(call, isa, prepared.Run(isa), scalar, Name(call, ""));
+          }
+        }
+      }
+    }
+  }
+}
+
+namespace {
+
+struct Pattern {
+  const char *name;
+  Shape shape;                   // self's
+  std::optional<Shape> w_shape;  // nullopt: absent
+  std::optional<Shape> p_shape;
+};
+
+// The broadcast patterns of weight / pos_weight that the kernel reads without materialising them: absent, scalar,
+// full, per-row vector (the last dim), per-class (constant over an inner run), and mixtures of them.
+const Pattern kPatterns[] = {
+    {"absent", {5, 3001}, std::nullopt, std::nullopt},
+    {"scalar", {5, 3001}, Shape{}, Shape{1}},
+    {"full", {5, 3001}, Shape{5, 3001}, Shape{5, 3001}},
+    {"per-row vector", {401, 40}, Shape{40}, Shape{1, 40}},
+    {"per-class", {2, 10, 801}, Shape{10, 1}, Shape{1, 10, 1}},
+    {"per-row and per-class", {2, 7, 1201}, Shape{1201}, Shape{2, 1, 1}},
+    {"short rows", {5011, 3}, Shape{3}, Shape{5011, 1}},
+};
+
+Call PatternCall(const Pattern &pattern, Op op, int64_t reduction, uint64_t seed) {
+  Call call = MakeCall(op, reduction, pattern.shape, false, seed);
+  auto operand = [](const std::optional<Shape> &shape, double low, double high,
+                    uint64_t s) -> std::optional<RefArray> {
+    if (!shape) {
+      return std::nullopt;
+    }
+    return RefArray{*shape, test::RandomValues(test::NumelOf(*shape), low, high, s)};
+  };
+  call.w = operand(pattern.w_shape, 0.1, 2, seed + 2);
+  call.p = operand(pattern.p_shape, 0.3, 3, seed + 3);
+  return call;
+}
+
+}  // namespace
+
+TEST_CASE(kernel_isas_agree_on_weight_and_pos_weight_broadcast_patterns) {
+  for (const Pattern &pattern : kPatterns) {
+    for (Op op : test::kAllOps) {
+      if ((op == Op::kGradWeight && !pattern.w_shape) || (op == Op::kGradPosWeight && !pattern.p_shape)) {
+        continue;
+      }
+      for (int64_t reduction : {0, 1}) {
+        const Call call = PatternCall(pattern, op, reduction, 31 + static_cast<uint64_t>(op));
+        const Prepared prepared(call);
+        const Result scalar = prepared.Run(Isa::kScalar);
+        for (Isa isa : AvailableIsas()) {
+          ExpectMatches(call, isa, prepared.Run(isa), scalar, Name(call, std::string(" ") + pattern.name));
+        }
+      }
+    }
+  }
+}
+
+// Each ISA gives bitwise the same loss (none, mean, sum), dx, dy, dw and dp for 1, 2 and 4 threads, with outputs of
+// one block, of many blocks split over the tasks at other than chunk boundaries, and of many outputs.
+TEST_CASE(kernel_results_are_bitwise_equal_for_1_2_and_4_threads) {
+  struct ThreadCase {
+    Pattern pattern;
+    Op op;
+    int64_t reduction;
+  };
+  const Pattern full = {"full", {140001}, Shape{140001}, Shape{140001}};
+  const Pattern per_class = {"per-class", {3, 50021}, Shape{3, 1}, Shape{3, 1}};
+  const Pattern per_row = {"per-row", {20011, 7}, Shape{7}, Shape{7}};
+  const ThreadCase cases[] = {
+      {full, Op::kForward, 0},          {full, Op::kForward, 1},          {full, Op::kForward, 2},
+      {full, Op::kGradSelf, 0},         {full, Op::kGradTarget, 1},       {full, Op::kGradWeight, 0},
+      {full, Op::kGradPosWeight, 2},    {per_class, Op::kGradWeight, 1},  {per_class, Op::kGradPosWeight, 0},
+      {per_row, Op::kGradWeight, 2},    {per_row, Op::kGradPosWeight, 1}, {per_row, Op::kForward, 1},
+  };
+  for (Isa isa : AvailableIsas()) {
+    for (const ThreadCase &c : cases) {
+      const Call call = PatternCall(c.pattern, c.op, c.reduction, 5);
+      const Prepared prepared(call);
+      const Result one = prepared.Run(isa, 1);
+      for (int threads : {2, 4}) {
+        const Result many = prepared.Run(isa, threads);
+        EXPECT_MSG(one.error.empty() && many.error.empty() && one.bytes == many.bytes,
+                   std::string(IsaName(isa)) + " " + Name(call, std::string(" ") + c.pattern.name) + ": " +
+                       std::to_string(threads) + " threads differ from 1 " + one.error + many.error);
+      }
+    }
+  }
+}
+
+// Calls from several threads at once: one of them gets the pool, the others run their tasks on their own thread;
+// every result is the same.
+TEST_CASE(kernel_concurrent_calls_give_the_same_results) {
+  const Pattern full = {"full", {140001}, Shape{140001}, Shape{140001}};
+  for (Op op : {Op::kForward, Op::kGradWeight}) {
+    const Call call = PatternCall(full, op, 1, 9);
+    const Prepared prepared(call);
+    const Result alone = prepared.Run(Hooks().active_isa(), 2);
+    std::vector<Result> results(3);
+    {
+      KernelSettings settings(Hooks().active_isa(), 2);
+      std::vector<std::thread> callers;
+      for (Result &result : results) {
+        callers.emplace_back([&prepared, &result] { result = prepared.RunHere(); });
+      }
+      for (std::thread &caller : callers) {
+        caller.join();
+      }
+    }
+    for (const Result &result : results) {
+      EXPECT_MSG(result.error.empty() && result.bytes == alone.bytes,
+                 std::string(test::OpName(op)) + ": a concurrent call differs " + result.error);
+    }
+  }
+}
+
+TEST_CASE(kernel_thread_count_can_be_set_and_reset) {
+  const int default_threads = Hooks().threads();
+  EXPECT_TRUE(default_threads >= 1);
+  Hooks().set_threads(3);
+  EXPECT_EQ(Hooks().threads(), 3);
+  Hooks().set_threads(0);
+  EXPECT_EQ(Hooks().threads(), default_threads);
+  EXPECT_TRUE(Hooks().isa_available(Isa::kScalar));
+  EXPECT_TRUE(Hooks().force_isa(Isa::kScalar));
+  EXPECT_TRUE(Hooks().active_isa() == Isa::kScalar);
+  Hooks().automatic_isa();
+}

@@ -1,0 +1,340 @@
+"""The Ascend dispatch (ms_bcewl/ascend_dispatch.py), tested on CPU without constructing any Ascend-only object.
+
+Part one checks the plain data that the ops.Custom primitives are built from: aclnn names, reg_info, argument
+order, reduction codes, output shape and dtype functions, dtype promotion and the broadcast rule (against the C++
+tiling it mirrors); and it builds and runs the one CANN-independent part of aclnn_adapter/ascend (its checks,
+shared with the host adapter). Part two runs the composed losses with stand-in kernels: MindSpore CPU ops that
+honour the kernel contract of ascend_dispatch.Kernels (one input dtype, float32 loss with NaN at the infinite limits as the
+real kernel gives, dx scaled inside for mean), and compares losses and all four gradients with the float64
+reference. What part two cannot show: that the real kernels honour that contract on an NPU.
+"""
+import ctypes
+import itertools
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import reference as ref
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OP_HOST = os.path.join(REPO, "ascendc", "op_host")
+OP_KERNEL = os.path.join(REPO, "ascendc", "op_kernel")
+
+
+@pytest.fixture(scope="module")
+def dispatch():
+    from ms_bcewl import ascend_dispatch
+
+    return ascend_dispatch
+
+
+# ---- Part one: the plain data -------------------------------------------------------------------------------
+
+
+def test_aclnn_names_are_the_op_packages_and_not_canns(dispatch):
+    forward, grad = dispatch.forward_kernel_spec(), dispatch.grad_kernel_spec()
+    assert forward.func == "aclnnMsBcewlSigmoidCrossEntropyWithLogits"
+    assert grad.func == "aclnnMsBcewlSigmoidCrossEntropyWithLogitsGrad"
+    for builtin in ("aclnnSigmoidCrossEntropyWithLogitsV2", "aclnnBinaryCrossEntropyWithLogits"):
+        assert builtin not in (forward.func, grad.func)
+
+
+def test_reg_info_op_name_is_the_func_and_targets_ascend(dispatch):
+    for spec in (dispatch.forward_kernel_spec(), dispatch.grad_kernel_spec()):
+        info = dispatch.reg_info(spec)
+        assert info["op_name"] == spec.func
+        assert info["target"] == "Ascend"
+
+
+def test_forward_inputs_follow_the_aclnn_tensor_argument_order(dispatch):
+    info = dispatch.reg_info(dispatch.forward_kernel_spec())
+    assert [(i["index"], i["name"], i["paramType"]) for i in info["inputs"]] == [
+        (0, "predict", "required"), (1, "target", "required"), (2, "weight", "optional"),
+        (3, "pos_weight", "optional")]
+    assert [(o["index"], o["name"]) for o in info["outputs"]] == [(0, "loss")]
+    assert info["attr"] == []
+
+
+def test_grad_inputs_follow_the_kernel_order_and_reduction_is_an_int_attr(dispatch):
+    info = dispatch.reg_info(dispatch.grad_kernel_spec())
+    assert [i["name"] for i in info["inputs"]] == ["predict", "target", "dout", "weight", "pos_weight"]
+    assert [i["index"] for i in info["inputs"]] == [0, 1, 2, 3, 4]
+    # MindSpore passes attrs after all tensor inputs and before the outputs, as the aclnn signature has them.
+    assert info["attr"] == [{"name": "reduction", "paramType": "required", "type": "int"}]
+    assert [o["name"] for o in info["outputs"]] == ["gradient"]
+
+
+def test_dtype_formats_give_every_input_one_dtype(dispatch):
+    forward = dispatch.reg_info(dispatch.forward_kernel_spec())["dtype_format"]
+    grad = dispatch.reg_info(dispatch.grad_kernel_spec())["dtype_format"]
+    assert [[d for d, _ in row] for row in forward] == [
+        ["float16"] * 4 + ["float32"], ["float32"] * 5, ["bfloat16"] * 4 + ["float32"]]
+    assert [[d for d, _ in row] for row in grad] == [["float16"] * 6, ["float32"] * 6, ["bfloat16"] * 6]
+    assert {f for row in forward + grad for _, f in row} == {"DefaultFormat"}
+
+
+def test_reduction_codes_are_aclnns_never_mindsporess(dispatch):
+    from ms_bcewl.validation import REDUCTIONS
+
+    assert dispatch.ACLNN_REDUCTION == {"none": 0, "mean": 1, "sum": 2}
+    assert set(dispatch.ACLNN_REDUCTION) == set(REDUCTIONS)
+    mindspore_enum = {"sum": 0, "mean": 1, "none": 2}
+    assert dispatch.ACLNN_REDUCTION != mindspore_enum
+
+
+def test_output_shape_and_dtype_functions(dispatch):
+    import mindspore as ms
+
+    assert dispatch.kernel_output_shape([4, 3], [4, 3], [3], []) == [4, 3]
+    assert dispatch.kernel_output_shape([4, 3], [4, 3], [], [4, 3], [], 1) == [4, 3]
+    forward_dtype = dispatch.kernel_output_dtype(dispatch.forward_kernel_spec())
+    grad_dtype = dispatch.kernel_output_dtype(dispatch.grad_kernel_spec())
+    assert forward_dtype(ms.float16, ms.float16, ms.float16, ms.float16) == ms.float32
+    assert grad_dtype(ms.bfloat16, ms.bfloat16, ms.bfloat16, ms.bfloat16, ms.bfloat16, 2) == ms.bfloat16
+
+
+def test_promoted_dtype(dispatch):
+    import mindspore as ms
+
+    assert dispatch.promoted_dtype(ms.float16, ms.float16, ms.float16, ms.float16) == ms.float16
+    assert dispatch.promoted_dtype(ms.bfloat16, ms.bfloat16, ms.bfloat16, ms.bfloat16) == ms.bfloat16
+    assert dispatch.promoted_dtype(ms.float16, ms.bfloat16, ms.float16, ms.float16) == ms.float32
+    assert dispatch.promoted_dtype(ms.float16, ms.float16, ms.float32, ms.float16) == ms.float32
+
+
+@pytest.mark.parametrize("shape, input_shape, follows", [
+    ((4, 3), (4, 3), True), ((3,), (4, 3), True), ((1, 3), (4, 3), True), ((4, 1), (4, 3), True),
+    ((), (4, 3), True), ((1,), (4, 3), True), ((3, 1, 1), (2, 3, 4, 5), True), ((4, 5), (2, 3, 4, 5), True),
+    ((1, 3, 1, 5), (2, 3, 4, 5), False), ((3, 1, 5), (2, 3, 4, 5), False), ((2, 1, 1, 5), (2, 3, 4, 5), False),
+    ((2, 1, 3), (2, 1, 3), True), ((2, 1, 1), (2, 1, 3), True), ((1, 2, 1), (2, 1, 2, 1, 2, 1, 2, 1), True),
+    ((3,), (-1, 3), False)])
+def test_kernel_follows_broadcast(dispatch, shape, input_shape, follows):
+    assert dispatch.kernel_follows_broadcast(shape, input_shape) is follows
+
+
+def test_broadcast_axes(dispatch):
+    assert dispatch.broadcast_axes((3,), (4, 3)) == (0,)
+    assert dispatch.broadcast_axes((4, 1), (4, 3)) == (1,)
+    assert dispatch.broadcast_axes((), (2, 3)) == (0, 1)
+    assert dispatch.broadcast_axes((1, 3, 1, 1), (2, 3, 4, 5)) == (0, 2, 3)
+    assert dispatch.broadcast_axes((4, 3), (4, 3)) == ()
+
+
+def _describe_broadcast_library(tmp_path):
+    """bcewl::DescribeBroadcast of ascendc/op_host, compiled with a C wrapper, or None without a compiler."""
+    compiler = shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        return None
+    wrapper = tmp_path / "describe.cpp"
+    wrapper.write_text(
+        '#include "bcewl_tiling.h"\n'
+        'extern "C" int describe(const long long* out, int out_rank, const long long* op, int op_rank) {\n'
+        '  bcewl::OperandRequest request;\n'
+        '  return bcewl::DescribeBroadcast(std::vector<int64_t>(out, out + out_rank),\n'
+        '                                  std::vector<int64_t>(op, op + op_rank), &request);\n'
+        '}\n')
+    library = tmp_path / "libdescribe.so"
+    subprocess.run([compiler, "-std=c++17", "-O0", "-shared", "-fPIC", f"-I{OP_HOST}", f"-I{OP_KERNEL}",
+                    str(wrapper), os.path.join(OP_HOST, "bcewl_tiling.cpp"), "-o", str(library)], check=True)
+    return ctypes.CDLL(str(library))
+
+
+def _broadcastable_operand_shapes(input_shape):
+    """Every shape that broadcasts to input_shape without enlarging it (each dim kept or 1, leading dims dropped)."""
+    for lead in range(len(input_shape) + 1):
+        tail = input_shape[lead:]
+        for keep in itertools.product((True, False), repeat=len(tail)):
+            yield tuple(dim if kept else 1 for dim, kept in zip(tail, keep))
+
+
+def test_kernel_follows_broadcast_agrees_with_the_cpp_tiling(dispatch, tmp_path):
+    library = _describe_broadcast_library(tmp_path)
+    if library is None:
+        pytest.skip("a C++ compiler is needed to build bcewl::DescribeBroadcast")
+    array = lambda dims: (ctypes.c_longlong * max(len(dims), 1))(*dims)
+    for input_shape in [(2, 3, 4, 5), (3, 1, 4), (1, 2, 1, 3, 1), (6,), ()]:
+        for shape in _broadcastable_operand_shapes(input_shape):
+            expected = bool(library.describe(array(input_shape), len(input_shape), array(shape), len(shape)))
+            assert dispatch.kernel_follows_broadcast(shape, input_shape) is expected, (shape, input_shape)
+
+
+def test_the_ascend_backends_shared_checks_on_the_host(tmp_path):
+    """aclnn_adapter/ascend's CANN-independent part: the host adapter's checks reached through its facts seam."""
+    cmake = shutil.which("cmake")
+    if cmake is None or (shutil.which("c++") is None and shutil.which("g++") is None):
+        pytest.skip("cmake and a C++ compiler are needed to build the Ascend backend's host test")
+    build = tmp_path / "build"
+    subprocess.run([cmake, "-S", os.path.join(REPO, "aclnn_adapter", "ascend"), "-B", str(build),
+                    "-DMS_BCEWL_ASCEND_HOST_TESTS=ON", "-DCMAKE_BUILD_TYPE=Release"],
+                   check=True, capture_output=True)
+    subprocess.run([cmake, "--build", str(build), "--parallel", "2"], check=True, capture_output=True)
+    run = subprocess.run([str(build / "ms_bcewl_ascend_checks_test")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.strip().endswith(" passed, 0 failed")
+
+
+# ---- Part two: the composition, with stand-in kernels ---------------------------------------------------------
+
+
+def _stand_in_kernels(dispatch, calls=None):
+    """Kernels.forward / grad as MindSpore CPU ops. Given a list (PyNative only), each call records
+    (name, dtypes, shapes, attrs) in it."""
+    import mindspore as ms
+    from mindspore import nn, ops
+
+    f32 = ms.float32
+    recording = calls is not None
+
+    def record(name, tensors, *attrs):
+        calls.append((name, tuple(t.dtype for t in tensors), tuple(tuple(t.shape) for t in tensors), attrs))
+
+    class Forward(nn.Cell):
+        """The kernel's own formula, whose 0 * inf at the infinite limits gives NaN."""
+
+        def construct(self, x, y, w, p):
+            if recording:
+                record("forward", (x, y, w, p))
+            x, y, w, p = (ops.cast(t, f32) for t in (x, y, w, p))
+            softplus = ops.log1p(ops.exp(-ops.abs(x)))
+            loss = (1 - y) * ops.maximum(x, 0.0) - p * y * ops.minimum(x, 0.0) + (1 + (p - 1) * y) * softplus
+            return loss * w
+
+    class Grad(nn.Cell):
+        def construct(self, x, y, dout, w, p, reduction):
+            if recording:
+                record("grad", (x, y, dout, w, p), reduction)
+            x32, y32, g, w32, p32 = (ops.cast(t, f32) for t in (x, y, dout, w, p))
+            dx = w32 * ((p32 * y32 + 1 - y32) * ops.sigmoid(x32) - p32 * y32) * g
+            if reduction == 1:
+                dx = dx / ops.size(x)
+            return ops.cast(dx, x.dtype)
+
+    return dispatch.Kernels(Forward(), Grad())
+
+
+@pytest.fixture
+def losses(dispatch, pynative):
+    calls = []
+    return dispatch.forward_table(_stand_in_kernels(dispatch, calls)), calls
+
+
+def _inputs(case):
+    return [ref.to_tensor(a, d) for a, d in zip(case.args, case.dtypes) if a is not None]
+
+
+def _run(table, case, g):
+    """(loss, gradients of Σ(g · loss) for the present arguments) from the Ascend composition."""
+    import mindspore as ms
+
+    loss_fn = table[(case.w is not None, case.p is not None, case.reduction)]
+    inputs = _inputs(case)
+    gt = ref.to_tensor(g, "float32")
+
+    def objective(*args):
+        return (loss_fn(*args).astype(ms.float32) * gt).sum()
+
+    grads = ms.grad(objective, grad_position=tuple(range(len(inputs))))(*inputs)
+    return loss_fn(*inputs), grads if isinstance(grads, tuple) else (grads,)
+
+
+@pytest.mark.parametrize("reduction", ref.REDUCTIONS)
+@pytest.mark.parametrize("variant", sorted(ref.VARIANTS))
+@pytest.mark.parametrize("combo", ["fp32", "fp16", "mixed16", "mixedbf"])
+def test_loss_and_gradients_match_the_reference(losses, reduction, variant, combo):
+    table, _ = losses
+    case = ref.matrix_case(reduction, variant, combo)
+    g = ref.upstream(case)
+    loss, grads = _run(table, case, g)
+    ref.check_loss(case, loss, msg=f"{variant}/{combo}/{reduction}")
+    ref.check_grads(case, g, grads, msg=f"{variant}/{combo}/{reduction}")
+
+
+def test_kernels_get_one_promoted_dtype_and_the_aclnn_reduction_code(losses):
+    import mindspore as ms
+
+    table, calls = losses
+    case = ref.matrix_case("mean", "both", "mixed16")
+    _run(table, case, ref.upstream(case))
+    forward = [c for c in calls if c[0] == "forward"]
+    grad = [c for c in calls if c[0] == "grad"]
+    assert forward and all(set(dtypes) == {ms.float32} for _, dtypes, _, _ in forward)
+    assert len(grad) == 1
+    _, dtypes, shapes, attrs = grad[0]
+    assert set(dtypes) == {ms.float32}
+    assert shapes[2] == () and attrs == (1,)  # a 0-d dout; the kernel applies 1 / numel
+
+
+@pytest.mark.parametrize("reduction, code", [("none", 0), ("sum", 2)])
+def test_grad_kernel_reduction_code_and_dout_shape(losses, reduction, code):
+    table, calls = losses
+    case = ref.matrix_case(reduction, "plain", "fp32")
+    _run(table, case, ref.upstream(case))
+    (_, _, shapes, attrs), = [c for c in calls if c[0] == "grad"]
+    assert attrs == (code,)
+    assert shapes[2] == (case.x.shape if reduction == "none" else ())
+
+
+def test_absent_weights_reach_the_kernel_as_0d_ones(losses):
+    table, calls = losses
+    case = ref.matrix_case("sum", "plain", "fp16")
+    _run(table, case, ref.upstream(case))
+    _, _, shapes, _ = [c for c in calls if c[0] == "forward"][0]
+    assert shapes[2:] == ((), ())
+
+
+@pytest.mark.parametrize("w_shape, kernel_shape", [((3, 1, 1), (3, 1, 1)), ((5,), (5,)),
+                                                    ((1, 3, 1, 5), (2, 3, 4, 5))])
+def test_weights_are_expanded_only_where_the_tiling_cannot_follow(losses, w_shape, kernel_shape):
+    table, calls = losses
+    case = ref.make_case((2, 3, 4, 5), w_shape, None, "mean")
+    loss, grads = _run(table, case, ref.upstream(case))
+    ref.check_loss(case, loss)
+    ref.check_grads(case, ref.upstream(case), grads)
+    _, _, shapes, _ = [c for c in calls if c[0] == "forward"][0]
+    assert shapes[2] == kernel_shape
+
+
+def test_infinite_logits_give_the_limits(losses):
+    table, _ = losses
+    inf, nan = np.inf, np.nan
+    case = ref.case_from([inf, -inf, inf, -inf, nan, 1.0], [1.0, 0.0, 0.0, 1.0, 0.5, nan], reduction="none")
+    loss, _ = _run(table, case, np.ones(6))
+    np.testing.assert_array_equal(ref.to_f64(loss), [0.0, 0.0, inf, inf, nan, nan])
+
+
+def test_a_nan_weight_at_an_infinite_limit_stays_nan(losses):
+    table, _ = losses
+    case = ref.case_from([np.inf, np.inf], [1.0, 1.0], w=[np.nan, 2.0], reduction="none")
+    loss, _ = _run(table, case, np.ones(2))
+    np.testing.assert_array_equal(ref.to_f64(loss), [np.nan, 0.0])
+
+
+@pytest.mark.parametrize("reduction, expected", [("none", np.zeros((0, 3))), ("mean", np.nan), ("sum", 0.0)])
+def test_empty_input_launches_nothing(losses, reduction, expected):
+    table, calls = losses
+    case = ref.make_case((0, 3), (3,), (3,), reduction)
+    loss, grads = _run(table, case, ref.upstream(case))
+    assert not calls
+    np.testing.assert_array_equal(ref.to_f64(loss), expected)
+    assert [tuple(t.shape) for t in grads] == [(0, 3), (0, 3), (3,), (3,)]
+    np.testing.assert_array_equal(ref.to_f64(grads[2]), np.zeros(3))
+
+
+@pytest.mark.parametrize("mode", ["graph"], indirect=True)
+def test_the_composition_compiles_in_graph_mode(dispatch, mode):
+    import mindspore as ms
+
+    table = dispatch.forward_table(_stand_in_kernels(dispatch))
+    case = ref.matrix_case("mean", "both", "fp32")
+    loss_fn = table[(True, True, "mean")]
+
+    class Net(ms.nn.Cell):
+        def construct(self, x, y, w, p):
+            return loss_fn(x, y, w, p)
+
+    inputs = _inputs(case)
+    ref.check_loss(case, Net()(*inputs))
+    ref.check_grads(case, None, ms.grad(Net(), grad_position=(0, 1, 2, 3))(*inputs))
