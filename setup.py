@@ -2,10 +2,17 @@
 
 The library is declared as an Extension so that both `pip install .` and `pip install -e .` build it; its
 file name is fixed to ms_bcewl/lib/libms_bcewl.so because MindSpore loads it by path, not as a Python module.
+
+With MS_BCEWL_BUILD_ASCEND=1 and a CANN toolkit (ASCEND_HOME_PATH or ASCEND_TOOLKIT_HOME), it also builds the
+Ascend parts with ascendc/CMakeLists.txt: the custom op package and the adapter's Ascend backend, and ships
+ms_bcewl/lib/libms_bcewl_ascend.so and the op package's installer ms_bcewl/lib/ms_bcewl_op_package.run next to
+it (ascendc/README.md; never run: no CANN toolkit was available where this was written). The host build never
+needs CANN.
 """
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -14,6 +21,46 @@ from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
 LIBRARY_NAME = "libms_bcewl.so"
+ASCEND_LIBRARY_NAME = "libms_bcewl_ascend.so"
+ASCEND_OPT_IN = "MS_BCEWL_BUILD_ASCEND"
+TOOLKIT_VARIABLES = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")
+# A toolkit root holds the compiler and the libraries (and set_env.sh exports its path as ASCEND_HOME_PATH).
+TOOLKIT_MARKERS = ("compiler", "lib64")
+OP_PACKAGE_HEADER = "op_api/include/aclnn_ms_bcewl_sigmoid_cross_entropy_with_logits.h"
+OP_PACKAGE_INSTALLER = "ms_bcewl_op_package.run"
+
+
+def find_cann_toolkit(environ):
+    """The first of ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME that names a CANN toolkit directory, else None."""
+    for variable in TOOLKIT_VARIABLES:
+        path = environ.get(variable)
+        if path and any((Path(path) / marker).is_dir() for marker in TOOLKIT_MARKERS):
+            return Path(path)
+    return None
+
+
+def ascend_build_toolkit(environ):
+    """(toolkit, reason): the toolkit to build the Ascend parts with, or None and why they are not built."""
+    if environ.get(ASCEND_OPT_IN) != "1":
+        return None, f"{ASCEND_OPT_IN} is not 1"
+    toolkit = find_cann_toolkit(environ)
+    if toolkit is None:
+        return None, (f"{ASCEND_OPT_IN}=1 but neither {' nor '.join(TOOLKIT_VARIABLES)} names a directory with "
+                      f"{' or '.join(name + '/' for name in TOOLKIT_MARKERS)}")
+    return toolkit, f"CANN toolkit {toolkit}"
+
+
+def find_built_op_package(build_dir):
+    """(vendor directory, installer) of the op package that ascendc's ms_bcewl_op_package target built.
+
+    The paths are those of CANN's op-project template as documented (ascendc/README.md), not verified.
+    """
+    headers = sorted(Path(build_dir).glob(f"op_package/**/vendors/ms_bcewl/{OP_PACKAGE_HEADER}"))
+    installers = sorted(Path(build_dir).glob("op_package/**/build_out/custom_opp_*.run"))
+    if not headers or not installers:
+        raise RuntimeError(f"ms_bcewl: the op package build left no vendors/ms_bcewl/{OP_PACKAGE_HEADER} or "
+                           f"build_out/custom_opp_*.run under {build_dir}/op_package")
+    return headers[0].parents[2], installers[0]
 
 
 def _cmake_executable():
@@ -27,30 +74,72 @@ def _cmake_executable():
         return found
 
 
+def _build_jobs():
+    return str(os.cpu_count() or 2)
+
+
 class NativeLibrary(Extension):
+    """libms_bcewl.so, the host library (aclnn_adapter/CMakeLists.txt, target ms_bcewl)."""
+
     def __init__(self, name, source_dir):
         super().__init__(name, sources=[])
         self.source_dir = source_dir
 
-
-class BuildNativeLibrary(build_ext):
-    def get_ext_filename(self, fullname):
-        return os.path.join(*fullname.split(".")[:-1], LIBRARY_NAME)
-
-    def build_extension(self, ext):
-        destination = Path(self.get_ext_fullpath(ext.name)).resolve()
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        cmake = _cmake_executable()
-        jobs = str(os.cpu_count() or 2)
+    def build_into(self, destination, cmake):
         with tempfile.TemporaryDirectory(prefix="ms_bcewl_build_") as build_dir:
-            subprocess.run([cmake, "-S", str(ext.source_dir), "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release"],
+            subprocess.run([cmake, "-S", str(self.source_dir), "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release"],
                            check=True)
-            subprocess.run([cmake, "--build", build_dir, "--target", "ms_bcewl", "-j", jobs], check=True)
+            subprocess.run([cmake, "--build", build_dir, "--target", "ms_bcewl", "-j", _build_jobs()], check=True)
             built = next(Path(build_dir).rglob(LIBRARY_NAME))
             shutil.copy2(built, destination)
 
 
-setup(
-    ext_modules=[NativeLibrary("ms_bcewl.lib.libms_bcewl", ROOT / "aclnn_adapter")],
-    cmdclass={"build_ext": BuildNativeLibrary},
-)
+class AscendLibrary(NativeLibrary):
+    """libms_bcewl_ascend.so and the op package's installer (ascendc/CMakeLists.txt with a CANN toolkit)."""
+
+    def __init__(self, name, source_dir, toolkit):
+        super().__init__(name, source_dir)
+        self.toolkit = toolkit
+
+    def build_into(self, destination, cmake):
+        with tempfile.TemporaryDirectory(prefix="ms_bcewl_ascend_build_") as build_dir:
+            configure = [cmake, "-S", str(self.source_dir), "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
+                         "-DMS_BCEWL_ASCENDC_SIM_TESTS=OFF", f"-DASCEND_HOME_PATH={self.toolkit}",
+                         f"-DPython3_EXECUTABLE={sys.executable}"]
+            subprocess.run(configure, check=True)
+            subprocess.run([cmake, "--build", build_dir, "--target", "ms_bcewl_op_package"], check=True)
+            vendor_dir, installer = find_built_op_package(build_dir)
+            # aclnn_adapter/ascend is configured only once the op package's header exists.
+            subprocess.run(configure + [f"-DMS_BCEWL_OPP_VENDOR_PATH={vendor_dir}"], check=True)
+            subprocess.run([cmake, "--build", build_dir, "--target", "ms_bcewl_ascend", "-j", _build_jobs()],
+                           check=True)
+            shutil.copy2(next(Path(build_dir).rglob(ASCEND_LIBRARY_NAME)), destination)
+            shutil.copy2(installer, destination.parent / OP_PACKAGE_INSTALLER)
+
+
+def native_libraries(environ):
+    """The Extensions to build: the host library, and the Ascend one where ascend_build_toolkit chooses it."""
+    libraries = [NativeLibrary("ms_bcewl.lib.libms_bcewl", ROOT / "aclnn_adapter")]
+    toolkit, reason = ascend_build_toolkit(environ)
+    if ASCEND_OPT_IN in environ:
+        print(f"ms_bcewl: Ascend parts {'built' if toolkit else 'not built'}: {reason}", file=sys.stderr)
+    if toolkit is not None:
+        libraries.append(AscendLibrary("ms_bcewl.lib.libms_bcewl_ascend", ROOT / "ascendc", toolkit))
+    return libraries
+
+
+class BuildNativeLibrary(build_ext):
+    def get_ext_filename(self, fullname):
+        return os.path.join(*fullname.split(".")) + ".so"
+
+    def build_extension(self, ext):
+        destination = Path(self.get_ext_fullpath(ext.name)).resolve()
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        ext.build_into(destination, _cmake_executable())
+
+
+if __name__ == "__main__":  # setuptools' build backend runs this file as __main__; tests import it
+    setup(
+        ext_modules=native_libraries(os.environ),
+        cmdclass={"build_ext": BuildNativeLibrary},
+    )

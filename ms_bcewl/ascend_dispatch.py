@@ -7,8 +7,8 @@ Why the pipeline is composed here and not by one aclnn call per loss: MindSpore'
 executor that phase 1 returns to CANN itself (``aclSetAclOpExecutorRepeatable``, ``aclDestroyAclOpExecutor``,
 tensor address updates for its executor cache). Only aclnn functions that CANN generated return such
 executors, so the ``ops.Custom`` primitives are the op package's generated functions (the kernel of reduction
-none and the dx kernel, ascendc/README.md), and the seed's pipeline around them -- cast of every input to one
-promoted dtype, the kernel, the ±inf limits, mean / sum over all dims, a cast to the output dtype -- is made of
+none, with the ±inf limits, and the dx kernel, ascendc/README.md), and the seed's pipeline around them -- cast of
+every input to one promoted dtype, the kernel, mean / sum over all dims, a cast to the output dtype -- is made of
 MindSpore ops, which run as CANN's own aclnn ops on Ascend. aclnn_adapter/ascend provides the same pipeline as
 one two-phase C API for C++ callers.
 
@@ -36,7 +36,6 @@ KERNEL_DTYPES = ("float16", "float32", "bfloat16")
 _DATA_TYPES = {"float16": DataType.F16_Default, "float32": DataType.F32_Default,
                "bfloat16": DataType.BF16_Default}
 _FLOAT32 = mstype.float32
-_INF = float("inf")
 # Primitives rather than ops.zeros_like / ops.ones_like: those branch on a None argument, which breaks the
 # graph-mode compilation of a bprop that shares the function with the forward (MindSpore 2.10).
 _zeros_like = ops.ZerosLike()
@@ -147,7 +146,8 @@ def runs_on_ascend():
 class Kernels:
     """The two kernels, called with every tensor in the promoted dtype (weights may be broadcast shapes).
 
-    forward(predict, target, weight, pos_weight) -> float32 loss of predict's shape (reduction none);
+    forward(predict, target, weight, pos_weight) -> float32 loss of predict's shape (reduction none), with the
+    limits at infinite logits (0 where a zero factor meets the infinite term) and NaN propagating;
     grad(predict, target, dout, weight, pos_weight, reduction) -> dx in predict's dtype, where dout has
     predict's shape for reduction 0 and is 0-d otherwise, and reduction 1 scales by 1 / numel.
     """
@@ -221,10 +221,9 @@ class _Loss(nn.Cell):
         return ops.cast(loss, y.dtype)
 
     def _elementwise_loss(self, x, y, w, p, dtype):
-        """The float32 loss of reduction none, with the limits at infinite logits."""
-        xk, yk = ops.cast(x, dtype), ops.cast(y, dtype)
-        loss = self.forward_kernel(xk, yk, _kernel_operand(w, x, dtype), _kernel_operand(p, x, dtype))
-        return _with_infinite_limits(loss, xk, yk, w, p)
+        """The float32 loss of reduction none (the kernel gives the limits at infinite logits)."""
+        return self.forward_kernel(ops.cast(x, dtype), ops.cast(y, dtype), _kernel_operand(w, x, dtype),
+                                   _kernel_operand(p, x, dtype))
 
     def _gradients(self, x, y, w, p, dout):
         """(dx, dy[, dw][, dp]): one gradient per forward input, each in the dtype of its argument."""
@@ -311,17 +310,6 @@ def _kernel_operand(operand, x, dtype):
     if _follows_broadcast(ops.shape(operand), ops.shape(x)):
         return operand
     return operand * _ones_like(ops.cast(x, dtype))
-
-
-def _with_infinite_limits(loss, x, y, w, p):
-    """The kernel gives NaN (0 * inf) at x = +inf, y = 1 and x = -inf, y = 0, where the loss tends to 0.
-
-    The limit is written as 0 * w * p so that a NaN weight there still gives NaN. Costs a few elementwise passes;
-    it can go once the kernel produces the limits itself.
-    """
-    at_limit = ops.logical_or(ops.logical_and(x == _INF, y == 1), ops.logical_and(x == -_INF, y == 0))
-    limit = _zeros_like(loss) * ops.cast(w, _FLOAT32) * ops.cast(p, _FLOAT32)
-    return ops.select(at_limit, limit, loss)
 
 
 def _sum_to(gradient, operand):

@@ -4,13 +4,15 @@ Part one checks the plain data that the ops.Custom primitives are built from: ac
 order, reduction codes, output shape and dtype functions, dtype promotion and the broadcast rule (against the C++
 tiling it mirrors); and it builds and runs the one CANN-independent part of aclnn_adapter/ascend (its checks,
 shared with the host adapter). Part two runs the composed losses with stand-in kernels: MindSpore CPU ops that
-honour the kernel contract of ascend_dispatch.Kernels (one input dtype, float32 loss with NaN at the infinite limits as the
-real kernel gives, dx scaled inside for mean), and compares losses and all four gradients with the float64
-reference. What part two cannot show: that the real kernels honour that contract on an NPU.
+honour the kernel contract of ascend_dispatch.Kernels (one input dtype, float32 loss with the limits at infinite
+logits, dx scaled inside for mean), and compares losses and all four gradients with the float64 reference. What
+part two cannot show: that the real kernels honour that contract on an NPU (the host simulation,
+tests/test_ascendc_sim.py, runs the kernels' own source).
 """
 import ctypes
 import itertools
 import os
+import re
 import shutil
 import subprocess
 
@@ -40,6 +42,38 @@ def test_aclnn_names_are_the_op_packages_and_not_canns(dispatch):
     assert grad.func == "aclnnMsBcewlSigmoidCrossEntropyWithLogitsGrad"
     for builtin in ("aclnnSigmoidCrossEntropyWithLogitsV2", "aclnnBinaryCrossEntropyWithLogits"):
         assert builtin not in (forward.func, grad.func)
+
+
+def _op_types_and_sources():
+    """{op type: OpDef source} of the op package (the OP_ADD(...) of each ascendc/op_host/*_def.cpp)."""
+    sources = {}
+    for name in sorted(os.listdir(OP_HOST)):
+        if name.endswith("_def.cpp"):
+            with open(os.path.join(OP_HOST, name)) as source:
+                text = source.read()
+            sources[re.search(r"OP_ADD\((\w+)\)", text).group(1)] = text
+    return sources
+
+
+def _snake_case(name):
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def test_the_op_packages_op_types_are_ms_bcewls_own_and_match_the_aclnn_names(dispatch):
+    op_types = _op_types_and_sources()
+    assert sorted(op_types) == ["MsBcewlSigmoidCrossEntropyWithLogits", "MsBcewlSigmoidCrossEntropyWithLogitsGrad"]
+    assert {dispatch.forward_kernel_spec().func, dispatch.grad_kernel_spec().func} == {
+        "aclnn" + op_type for op_type in op_types}
+    for op_type in op_types:  # the op project compiles op_kernel/<op type in snake case>.cpp, entry of that name
+        entry = _snake_case(op_type)
+        with open(os.path.join(OP_KERNEL, entry + ".cpp")) as kernel:
+            assert re.search(r"void\s+%s\(" % entry, kernel.read())
+
+
+def test_the_grad_opdef_takes_reduction_as_an_int(dispatch):
+    grad = _op_types_and_sources()["MsBcewlSigmoidCrossEntropyWithLogitsGrad"]
+    assert re.search(r'Attr\("reduction"\)\.AttrType\(REQUIRED\)\.Int\(\)', grad)
+    assert dict(dispatch.grad_kernel_spec().attrs) == {"reduction": "int"}
 
 
 def test_reg_info_op_name_is_the_func_and_targets_ascend(dispatch):
@@ -191,16 +225,23 @@ def _stand_in_kernels(dispatch, calls=None):
     def record(name, tensors, *attrs):
         calls.append((name, tuple(t.dtype for t in tensors), tuple(tuple(t.shape) for t in tensors), attrs))
 
+    zeros_like = ops.ZerosLike()  # a primitive: ops.zeros_like does not compile in graph mode here
+
+    def zero_limit_product(c, v):
+        """c * v, but 0 where c == 0 meets an infinite v (the kernel's ProductWithZeroLimit)."""
+        return ops.select(ops.logical_and(c == 0, ops.isinf(v)), zeros_like(v), c * v)
+
     class Forward(nn.Cell):
-        """The kernel's own formula, whose 0 * inf at the infinite limits gives NaN."""
+        """The kernel's own formula and limits (ascendc/op_kernel/ms_bcewl_sigmoid_cross_entropy_with_logits.cpp)."""
 
         def construct(self, x, y, w, p):
             if recording:
                 record("forward", (x, y, w, p))
             x, y, w, p = (ops.cast(t, f32) for t in (x, y, w, p))
             softplus = ops.log1p(ops.exp(-ops.abs(x)))
-            loss = (1 - y) * ops.maximum(x, 0.0) - p * y * ops.minimum(x, 0.0) + (1 + (p - 1) * y) * softplus
-            return loss * w
+            loss = (zero_limit_product(1 - y, ops.maximum(x, 0.0)) - zero_limit_product(p * y, ops.minimum(x, 0.0))
+                    + (1 + (p - 1) * y) * softplus)
+            return zero_limit_product(w, loss)
 
     class Grad(nn.Cell):
         def construct(self, x, y, dout, w, p, reduction):

@@ -6,7 +6,6 @@
 #ifdef MS_BCEWL_WITH_CANN
 
 #include <cstring>
-#include <string>
 #include <vector>
 
 #include "bcewl_tiling.h"
@@ -83,13 +82,11 @@ ge::graphStatus Store(gert::TilingContext* context, const bcewl::TilingPlan<Tili
   return ge::GRAPH_SUCCESS;
 }
 
+// The Int attribute holds the aclnn code (0 none, 1 mean, 2 sum); PlanGrad rejects any other value.
 bcewl::Reduction ReadReduction(gert::TilingContext* context) {
   const gert::RuntimeAttrs* attrs = context->GetAttrs();
-  const char* reduction = attrs == nullptr ? nullptr : attrs->GetAttrPointer<char>(kGradReductionAttr);
-  const std::string name = reduction == nullptr ? "mean" : reduction;
-  if (name == "none") return bcewl::Reduction::kNone;
-  if (name == "sum") return bcewl::Reduction::kSum;
-  return name == "mean" ? bcewl::Reduction::kMean : static_cast<bcewl::Reduction>(-1);
+  const int64_t* code = attrs == nullptr ? nullptr : attrs->GetAttrPointer<int64_t>(kGradReductionAttr);
+  return static_cast<bcewl::Reduction>(code == nullptr ? -1 : *code);
 }
 
 // Fills what both requests share: element count, dtype, weight, pos_weight (at weightIndex + 1) and platform.
@@ -106,7 +103,7 @@ bool ReadCommon(gert::TilingContext* context, size_t weightIndex, std::vector<in
 
 }  // namespace
 
-ge::graphStatus SigmoidCrossEntropyWithLogitsV2TilingFunc(gert::TilingContext* context) {
+ge::graphStatus MsBcewlSigmoidCrossEntropyWithLogitsTilingFunc(gert::TilingContext* context) {
   bcewl::ForwardTilingRequest request;
   std::vector<int64_t> dims;
   uint32_t systemWorkspace = 0;
@@ -114,7 +111,7 @@ ge::graphStatus SigmoidCrossEntropyWithLogitsV2TilingFunc(gert::TilingContext* c
   return Store(context, bcewl::PlanForward(request), systemWorkspace);
 }
 
-ge::graphStatus SigmoidCrossEntropyWithLogitsGradV2TilingFunc(gert::TilingContext* context) {
+ge::graphStatus MsBcewlSigmoidCrossEntropyWithLogitsGradTilingFunc(gert::TilingContext* context) {
   bcewl::GradTilingRequest request;
   std::vector<int64_t> dims;
   uint32_t systemWorkspace = 0;

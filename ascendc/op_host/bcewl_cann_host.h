@@ -12,8 +12,8 @@
 
 namespace optiling {
 
-ge::graphStatus SigmoidCrossEntropyWithLogitsV2TilingFunc(gert::TilingContext* context);
-ge::graphStatus SigmoidCrossEntropyWithLogitsGradV2TilingFunc(gert::TilingContext* context);
+ge::graphStatus MsBcewlSigmoidCrossEntropyWithLogitsTilingFunc(gert::TilingContext* context);
+ge::graphStatus MsBcewlSigmoidCrossEntropyWithLogitsGradTilingFunc(gert::TilingContext* context);
 
 }  // namespace optiling
 

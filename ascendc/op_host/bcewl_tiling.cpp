@@ -15,12 +15,14 @@ struct KernelBuffers {
   uint64_t inputBytes;   // dtype of predict, target and the operands
   uint64_t outputBytes;  // forward: float; gradient: the input dtype
   uint64_t scratchTiles; // float scratch tiles (TBuf)
+  bool selectMask;       // a one-bit-per-element mask (TBuf), and kSelectScratchUbBytes of UB left unallocated
 };
 
-// UB bytes = perElement * tileCapacity + fixed.
+// UB bytes = perElement * tileCapacity + fixed + maskBitsPerElement * tileCapacity / 8.
 struct UbCost {
   uint64_t perElement = 0;
   uint64_t fixed = 0;
+  uint64_t maskBitsPerElement = 0;
 };
 
 struct GeometryPlan {
@@ -32,6 +34,17 @@ struct GeometryPlan {
 
 uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+uint64_t UbBytesFor(const UbCost& cost, uint64_t tileCapacity) {
+  return tileCapacity * cost.perElement + tileCapacity * cost.maskBitsPerElement / 8 + cost.fixed;
+}
+
+// The largest tile capacity (a multiple of kTileCapacityAlignment) whose buffers fit ubBytes; 0 if none does.
+uint64_t MaxTileCapacity(const UbCost& cost, uint64_t ubBytes) {
+  if (cost.fixed >= ubBytes) return 0;
+  const uint64_t eighthsPerElement = 8 * cost.perElement + cost.maskBitsPerElement;
+  return (ubBytes - cost.fixed) * 8 / eighthsPerElement / kTileCapacityAlignment * kTileCapacityAlignment;
+}
 
 bool IsKnownDtype(DtypeCode dtype) {
   return dtype == kDtypeFloat32 || dtype == kDtypeFloat16 || dtype == kDtypeBFloat16;
@@ -55,7 +68,8 @@ UbCost InputCost(uint32_t mode, uint64_t inputBytes, uint64_t rowStride) {
 
 UbCost KernelCost(const KernelBuffers& buffers, const std::vector<OperandTiling*>& operands, uint64_t rowStride) {
   const UbCost full = InputCost(kOperandStream, buffers.inputBytes, rowStride);
-  UbCost cost{2 * full.perElement + kQueueDepth * buffers.outputBytes + buffers.scratchTiles * kFloatBytes, 0};
+  UbCost cost{2 * full.perElement + kQueueDepth * buffers.outputBytes + buffers.scratchTiles * kFloatBytes,
+              0, buffers.selectMask ? 1u : 0u};
   for (const OperandTiling* operand : operands) {
     const UbCost extra = InputCost(operand->mode, buffers.inputBytes, rowStride);
     cost.perElement += extra.perElement;
@@ -110,17 +124,17 @@ GeometryPlan EmptyGeometry() {
 // Whole rows per tile: a tile is rowsPerTile rows of rowLength, the rows of a core are consecutive.
 bool TryRowTiles(const UbCost& cost, uint64_t ubBytes, uint64_t rowCount, uint64_t coresWanted, GeometryPlan* plan) {
   TileGeometry& g = plan->geometry;
-  if (cost.fixed >= ubBytes || rowCount < coresWanted) return false;
-  const uint64_t rowsFit = (ubBytes - cost.fixed) / cost.perElement / g.rowStride;
+  if (rowCount < coresWanted) return false;
+  const uint64_t rowsFit = MaxTileCapacity(cost, ubBytes) / g.rowStride;
   if (rowsFit == 0) return false;
   const uint64_t rowsPerTile = std::min<uint64_t>({rowsFit, CeilDiv(rowCount, coresWanted), kMaxRowsPerTile});
   g.chunksPerRow = 1;
   g.chunkLength = static_cast<uint32_t>(g.rowLength);
   g.unitCount = rowCount;
   g.rowsPerTile = static_cast<uint32_t>(rowsPerTile);
-  g.tileCapacity = static_cast<uint32_t>(rowsPerTile * g.rowStride);
+  g.tileCapacity = static_cast<uint32_t>(AlignUp(rowsPerTile * g.rowStride, kTileCapacityAlignment));
   plan->blockDim = static_cast<uint32_t>(coresWanted);
-  plan->ubBytes = g.tileCapacity * cost.perElement + cost.fixed;
+  plan->ubBytes = UbBytesFor(cost, g.tileCapacity);
   return true;
 }
 
@@ -128,9 +142,9 @@ bool TryRowTiles(const UbCost& cost, uint64_t ubBytes, uint64_t rowCount, uint64
 void ChunkTiles(const UbCost& cost, uint64_t ubBytes, uint64_t blockElements, uint64_t rowCount,
                 uint64_t coresWanted, GeometryPlan* plan) {
   TileGeometry& g = plan->geometry;
-  const uint64_t maxChunk = ubBytes / cost.perElement / blockElements * blockElements;
+  const uint64_t maxChunk = MaxTileCapacity(cost, ubBytes);  // a multiple of blockElements too
   if (maxChunk == 0) {
-    plan->error = "UB too small for one 32-byte block of every buffer";
+    plan->error = "UB too small for tiles of " + std::to_string(kTileCapacityAlignment) + " elements";
     return;
   }
   const uint64_t chunksWanted = std::max(CeilDiv(g.rowLength, maxChunk), CeilDiv(coresWanted, rowCount));
@@ -145,15 +159,21 @@ void ChunkTiles(const UbCost& cost, uint64_t ubBytes, uint64_t blockElements, ui
   g.rowStride = g.chunkLength;
   g.unitCount = rowCount * chunksPerRow;
   g.rowsPerTile = 1;
-  g.tileCapacity = g.chunkLength;
+  g.tileCapacity = static_cast<uint32_t>(AlignUp(g.chunkLength, kTileCapacityAlignment));
   plan->blockDim = static_cast<uint32_t>(std::min(coresWanted, g.unitCount));
-  plan->ubBytes = g.tileCapacity * cost.perElement;
+  plan->ubBytes = UbBytesFor(cost, g.tileCapacity);
 }
 
 GeometryPlan PlanGeometry(uint64_t totalLength, DtypeCode dtype, const KernelBuffers& buffers,
                           const std::vector<OperandTiling*>& operands, const PlatformLimits& platform) {
   if (totalLength == 0) return EmptyGeometry();
   GeometryPlan plan;
+  const uint64_t reserved = buffers.selectMask ? kSelectScratchUbBytes : 0;
+  if (platform.ubBytes <= reserved) {
+    plan.error = "UB too small: Select needs " + std::to_string(reserved) + " bytes of it left free";
+    return plan;
+  }
+  const uint64_t ubBytes = platform.ubBytes - reserved;
   uint64_t rowLength = totalLength;
   for (const OperandTiling* operand : operands) rowLength = std::min(rowLength, RowCycle(*operand, totalLength));
   for (const OperandTiling* operand : operands) {
@@ -170,15 +190,15 @@ GeometryPlan PlanGeometry(uint64_t totalLength, DtypeCode dtype, const KernelBuf
   g.rowLength = rowLength;
   g.rowCount = rowCount;
 
-  if (rowLength <= platform.ubBytes) {
+  if (rowLength <= ubBytes) {
     g.rowStride = static_cast<uint32_t>(AlignUp(rowLength, blockElements));
     SetStreamModes(operands, rowLength, totalLength, true);
-    if (TryRowTiles(KernelCost(buffers, operands, g.rowStride), platform.ubBytes, rowCount, coresWanted, &plan)) {
+    if (TryRowTiles(KernelCost(buffers, operands, g.rowStride), ubBytes, rowCount, coresWanted, &plan)) {
       return plan;
     }
     SetStreamModes(operands, rowLength, totalLength, false);
   }
-  ChunkTiles(KernelCost(buffers, operands, 0), platform.ubBytes, blockElements, rowCount, coresWanted, &plan);
+  ChunkTiles(KernelCost(buffers, operands, 0), ubBytes, blockElements, rowCount, coresWanted, &plan);
   return plan;
 }
 
@@ -204,8 +224,8 @@ void Finish(const GeometryPlan& geometry, TilingPlan<Data>* plan) {
 
 }  // namespace
 
-TilingPlan<SigmoidCrossEntropyWithLogitsV2TilingData> PlanForward(const ForwardTilingRequest& request) {
-  TilingPlan<SigmoidCrossEntropyWithLogitsV2TilingData> plan;
+TilingPlan<ForwardTilingData> PlanForward(const ForwardTilingRequest& request) {
+  TilingPlan<ForwardTilingData> plan;
   const uint64_t n = request.totalLength;
   plan.error = ValidateCommon(request.dtype, request.platform);
   if (plan.error.empty()) plan.error = ValidateOperand(request.weight, n, "weight");
@@ -216,13 +236,13 @@ TilingPlan<SigmoidCrossEntropyWithLogitsV2TilingData> PlanForward(const ForwardT
   data.tilingKey = TilingKey(request.dtype, request.weight.present, request.posWeight.present);
   data.weight = Normalize(request.weight, n);
   data.posWeight = Normalize(request.posWeight, n);
-  const KernelBuffers buffers{DtypeBytes(request.dtype), kFloatBytes, 2};
+  const KernelBuffers buffers{DtypeBytes(request.dtype), kFloatBytes, 3, true};
   Finish(PlanGeometry(n, request.dtype, buffers, {&data.weight, &data.posWeight}, request.platform), &plan);
   return plan;
 }
 
-TilingPlan<SigmoidCrossEntropyWithLogitsGradV2TilingData> PlanGrad(const GradTilingRequest& request) {
-  TilingPlan<SigmoidCrossEntropyWithLogitsGradV2TilingData> plan;
+TilingPlan<GradTilingData> PlanGrad(const GradTilingRequest& request) {
+  TilingPlan<GradTilingData> plan;
   const uint64_t n = request.totalLength;
   plan.error = ValidateCommon(request.dtype, request.platform);
   if (plan.error.empty() && !request.dout.present) plan.error = "dout is required";
@@ -243,7 +263,7 @@ TilingPlan<SigmoidCrossEntropyWithLogitsGradV2TilingData> PlanGrad(const GradTil
   data.weight = Normalize(request.weight, n);
   data.posWeight = Normalize(request.posWeight, n);
   const uint64_t inputBytes = DtypeBytes(request.dtype);
-  const KernelBuffers buffers{inputBytes, inputBytes, inputBytes == kFloatBytes ? 1u : 2u};
+  const KernelBuffers buffers{inputBytes, inputBytes, inputBytes == kFloatBytes ? 1u : 2u, false};
   Finish(PlanGeometry(n, request.dtype, buffers, {&data.dout, &data.weight, &data.posWeight}, request.platform),
          &plan);
   return plan;

@@ -1,5 +1,5 @@
-// Host tiling of the SigmoidCrossEntropyWithLogitsV2 forward and gradient kernels, independent of CANN types.
-// The CANN TilingFunc wrappers (bcewl_tiling_cann.cpp) and the aclnn adapter both call these functions.
+// Host tiling of the MsBcewlSigmoidCrossEntropyWithLogits forward and gradient kernels, independent of CANN types.
+// The CANN TilingFunc wrappers (bcewl_cann_host.cpp) and the aclnn adapter both call these functions.
 #ifndef MS_BCEWL_ASCENDC_BCEWL_TILING_H_
 #define MS_BCEWL_ASCENDC_BCEWL_TILING_H_
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sigmoid_cross_entropy_with_logits_v2_tiling_data.h"
+#include "bcewl_tiling_data.h"
 
 namespace bcewl {
 
@@ -16,6 +16,12 @@ constexpr uint64_t kAscend910bUbBytes = 192 * 1024;
 constexpr uint64_t kMinElementsPerCore = 1024;
 // DataCopyPad moves at most 4095 blocks (one per tile row) per call.
 constexpr uint32_t kMaxRowsPerTile = 4095;
+// Every tile buffer holds a multiple of this many elements: the forward kernel's mask instructions
+// (CompareScalar, Select) work on whole 256-byte repeats (64 floats), and its one-bit-per-element mask of a tile
+// must be a whole number of 32-byte blocks.
+constexpr uint32_t kTileCapacityAlignment = 256;
+// UB that Select's tensor modes need left unallocated as their scratch (Atlas A2); the forward kernel uses them.
+constexpr uint64_t kSelectScratchUbBytes = 8 * 1024;
 
 // An operand broadcast onto the loss: flat loss element i reads operand[(i / inner) % period].
 struct OperandRequest {
@@ -58,8 +64,8 @@ struct TilingPlan {
   bool ok() const { return error.empty(); }
 };
 
-TilingPlan<SigmoidCrossEntropyWithLogitsV2TilingData> PlanForward(const ForwardTilingRequest& request);
-TilingPlan<SigmoidCrossEntropyWithLogitsGradV2TilingData> PlanGrad(const GradTilingRequest& request);
+TilingPlan<ForwardTilingData> PlanForward(const ForwardTilingRequest& request);
+TilingPlan<GradTilingData> PlanGrad(const GradTilingRequest& request);
 
 // Describes an operand of shape `operandShape` broadcast (numpy rules) onto `outShape`. Returns false when the
 // shapes do not broadcast without enlarging, or when the operand's non-broadcast dimensions are not one

@@ -5,7 +5,7 @@
 #define MS_BCEWL_ASCENDC_BCEWL_KERNEL_COMMON_H_
 
 #include "kernel_operator.h"
-#include "sigmoid_cross_entropy_with_logits_v2_tiling_data.h"
+#include "bcewl_tiling_data.h"
 
 namespace bcewl {
 

@@ -1,6 +1,7 @@
 // Element loops of the simulated vector instructions, in float32 as the vector unit computes them.
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "ascendc_sim/checks.h"
 #include "ascendc_sim/vector_math.h"
@@ -31,6 +32,45 @@ void ForEachUnary(const LocalTensor<float>& dst, const LocalTensor<float>& src, 
 // NaN-propagating minimum and maximum.
 float MinPropagatingNan(float a, float b) { return (std::isnan(a) || a < b) ? a : b; }
 float MaxPropagatingNan(float a, float b) { return (std::isnan(a) || a > b) ? a : b; }
+
+bool MaskBit(const uint8_t* mask, uint32_t i) { return ((mask[i / 8] >> (i % 8)) & 1u) != 0; }
+
+bool CompareFloats(float a, float b, CMPMODE mode) {
+  switch (mode) {
+    case CMPMODE::LT:
+      return a < b;
+    case CMPMODE::GT:
+      return a > b;
+    case CMPMODE::EQ:
+      return a == b;
+    case CMPMODE::LE:
+      return a <= b;
+    case CMPMODE::GE:
+      return a >= b;
+    case CMPMODE::NE:
+      return a != b;
+  }
+  return false;
+}
+
+uint32_t MaskBytes(uint32_t count) { return (count + 7) / 8; }
+
+// Bytes of `count` floats rounded up to whole vector repeats: what a mask instruction reads of its mask.
+uint32_t WholeRepeatsOfFloats(uint32_t count) {
+  constexpr uint32_t kFloatsPerRepeat = kVectorRepeatBytes / sizeof(float);
+  return (count + kFloatsPerRepeat - 1) / kFloatsPerRepeat * kFloatsPerRepeat;
+}
+
+// Overlap rules of the mask instructions are not confirmed, so the simulation forbids any overlap.
+template <typename D, typename S>
+void RequireDisjoint(const LocalTensor<D>& dst, uint64_t dstBytes, const LocalTensor<S>& src, uint64_t srcBytes,
+                     const char* op) {
+  const uint64_t dstBegin = dst.SimByteOffset();
+  const uint64_t srcBegin = src.SimByteOffset();
+  if (dstBegin < srcBegin + srcBytes && srcBegin < dstBegin + dstBytes) {
+    Violation(std::string(op) + ": destination overlaps a source");
+  }
+}
 
 void RequireSimulatedRounding(RoundMode mode, bool narrowing) {
   if (mode != RoundMode::CAST_NONE && !(narrowing && mode == RoundMode::CAST_RINT)) {
@@ -102,6 +142,51 @@ void VectorDuplicate(const LocalTensor<float>& dst, float value, int32_t count) 
   RequireUsable(dst, n, "Duplicate");
   uint8_t* out = dst.SimBytes();
   for (uint32_t i = 0; i < n; ++i) Store(out, i, value);
+}
+
+void VectorCompareScalar(const LocalTensor<uint8_t>& dst, const LocalTensor<float>& src, float scalar, CMPMODE mode,
+                         uint32_t count) {
+  if (count * sizeof(float) % kVectorRepeatBytes != 0) {
+    Violation("CompareScalar: " + std::to_string(count) + " float elements are not whole 256-byte repeats");
+  }
+  RequireUsable(src, count, "CompareScalar");
+  RequireUsable(dst, MaskBytes(count), "CompareScalar");
+  RequireDisjoint(dst, MaskBytes(count), src, count * sizeof(float), "CompareScalar");
+  uint8_t* mask = dst.SimBytes();
+  const uint8_t* in = src.SimBytes();
+  std::memset(mask, 0, MaskBytes(count));
+  for (uint32_t i = 0; i < count; ++i) {
+    if (CompareFloats(Load<float>(in, i), scalar, mode)) mask[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
+  }
+}
+
+void VectorSelect(const LocalTensor<float>& dst, const LocalTensor<uint8_t>& selMask, const LocalTensor<float>& src0,
+                  const LocalTensor<float>* src1, float src1Scalar, SELMODE mode, uint32_t count) {
+  const SELMODE expected = src1 == nullptr ? SELMODE::VSEL_TENSOR_SCALAR_MODE : SELMODE::VSEL_TENSOR_TENSOR_MODE;
+  if (mode != expected) Violation("Select: only VSEL_TENSOR_SCALAR_MODE with a scalar and VSEL_TENSOR_TENSOR_MODE "
+                                  "with two tensors are simulated");
+  if (CurrentBlock().UnallocatedBytes() < kSelectScratchUbBytes) {
+    Violation("Select: " + std::to_string(CurrentBlock().UnallocatedBytes()) +
+              " UB bytes left unallocated, its tensor modes need 8 KiB of scratch");
+  }
+  const uint32_t maskBytes = MaskBytes(WholeRepeatsOfFloats(count));
+  RequireUsable(dst, count, "Select");
+  RequireUsable(selMask, maskBytes, "Select");
+  RequireUsable(src0, count, "Select");
+  RequireDisjoint(dst, count * sizeof(float), selMask, maskBytes, "Select");
+  RequireDisjoint(dst, count * sizeof(float), src0, count * sizeof(float), "Select");
+  if (src1 != nullptr) {
+    RequireUsable(*src1, count, "Select");
+    RequireDisjoint(dst, count * sizeof(float), *src1, count * sizeof(float), "Select");
+  }
+  uint8_t* out = dst.SimBytes();
+  const uint8_t* mask = selMask.SimBytes();
+  const uint8_t* a = src0.SimBytes();
+  const uint8_t* b = src1 == nullptr ? nullptr : src1->SimBytes();
+  for (uint32_t i = 0; i < count; ++i) {
+    const float other = b == nullptr ? src1Scalar : Load<float>(b, i);
+    Store(out, i, MaskBit(mask, i) ? Load<float>(a, i) : other);
+  }
 }
 
 void VectorCast(const LocalTensor<float>& dst, const LocalTensor<half>& src, RoundMode mode, uint32_t count) {

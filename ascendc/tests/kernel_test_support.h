@@ -17,12 +17,12 @@
 #include "reference.h"
 #include "test_harness.h"
 
-extern "C" void sigmoid_cross_entropy_with_logits_v2(GM_ADDR predict, GM_ADDR target, GM_ADDR weight,
-                                                     GM_ADDR pos_weight, GM_ADDR loss, GM_ADDR workspace,
-                                                     GM_ADDR tiling);
-extern "C" void sigmoid_cross_entropy_with_logits_grad_v2(GM_ADDR predict, GM_ADDR target, GM_ADDR dout,
-                                                          GM_ADDR weight, GM_ADDR pos_weight, GM_ADDR gradient,
-                                                          GM_ADDR workspace, GM_ADDR tiling);
+extern "C" void ms_bcewl_sigmoid_cross_entropy_with_logits(GM_ADDR predict, GM_ADDR target, GM_ADDR weight,
+                                                           GM_ADDR pos_weight, GM_ADDR loss, GM_ADDR workspace,
+                                                           GM_ADDR tiling);
+extern "C" void ms_bcewl_sigmoid_cross_entropy_with_logits_grad(GM_ADDR predict, GM_ADDR target, GM_ADDR dout,
+                                                                GM_ADDR weight, GM_ADDR pos_weight,
+                                                                GM_ADDR gradient, GM_ADDR workspace, GM_ADDR tiling);
 
 namespace bcewl_test {
 
@@ -134,6 +134,24 @@ LossInputs<T> MakeLossInputs(uint64_t n, const bcewl::OperandRequest& weight, co
   return in;
 }
 
+// Every combination of infinite, NaN and ordinary logits with targets 0, 1, 0.5 and NaN and weights and
+// pos_weights that are ordinary, 0 or NaN, cycled over the elements (same-shape weights).
+constexpr uint64_t kSpecialCombinations = 5 * 4 * 4 * 4;
+
+template <typename T>
+void UseSpecialValues(LossInputs<T>* in) {
+  const float xs[] = {INFINITY, -INFINITY, NAN, 0.5f, -3.0f};
+  const float ys[] = {0.0f, 1.0f, 0.5f, NAN};
+  const float ws[] = {1.5f, 0.0f, -2.0f, NAN};
+  const float ps[] = {2.0f, 0.0f, 1.0f, NAN};
+  for (uint64_t i = 0; i < in->x.size(); ++i) {
+    in->x[i] = FromDouble<T>(xs[i % 5]);
+    in->y[i] = FromDouble<T>(ys[i / 5 % 4]);
+    if (!in->w.empty()) in->w[i] = FromDouble<T>(ws[i / 20 % 4]);
+    if (!in->p.empty()) in->p[i] = FromDouble<T>(ps[i / 80 % 4]);
+  }
+}
+
 inline std::string DescribeOperand(const bcewl::OperandRequest& request) {
   return request.present ? "(" + std::to_string(request.period) + "," + std::to_string(request.inner) + ")" : "-";
 }
@@ -193,7 +211,7 @@ std::vector<float> LaunchForward(ForwardCase<T>& c, uint32_t ubBytes = AscendC::
   AscendC::SimLaunchConfig config;
   config.blockDim = plan.blockDim;
   config.ubBytes = ubBytes;
-  AscendC::SimLaunch(config, &sigmoid_cross_entropy_with_logits_v2, Gm(c.in.x), Gm(c.in.y), Gm(c.in.w), Gm(c.in.p),
+  AscendC::SimLaunch(config, &ms_bcewl_sigmoid_cross_entropy_with_logits, Gm(c.in.x), Gm(c.in.y), Gm(c.in.w), Gm(c.in.p),
                      Gm(loss), static_cast<GM_ADDR>(nullptr), Gm(tiling));
   CheckPlannedUb(plan, DescribeRequest(c.request));
   return loss;
@@ -251,7 +269,7 @@ std::vector<T> LaunchGrad(GradCase<T>& c) {
   CHECK_MSG(plan.ok(), plan.error << " for " << Describe(c));
   std::vector<T> gradient(c.request.totalLength, Sentinel<T>());
   std::vector<uint32_t> tiling = TilingWords(plan.data);
-  AscendC::SimLaunch(&sigmoid_cross_entropy_with_logits_grad_v2, plan.blockDim, Gm(c.in.x), Gm(c.in.y), Gm(c.g),
+  AscendC::SimLaunch(&ms_bcewl_sigmoid_cross_entropy_with_logits_grad, plan.blockDim, Gm(c.in.x), Gm(c.in.y), Gm(c.g),
                      Gm(c.in.w), Gm(c.in.p), Gm(gradient), static_cast<GM_ADDR>(nullptr), Gm(tiling));
   CheckPlannedUb(plan, Describe(c));
   return gradient;

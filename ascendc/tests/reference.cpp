@@ -11,6 +11,9 @@ constexpr double kArithmeticUlps = 64.0;
 
 double LogSigmoid(double x) { return std::fmin(x, 0.0) - std::log1p(std::exp(-std::fabs(x))); }
 
+// c * v, except that c == 0 times an infinite v is 0 (the limit of c * f(x) for c = 0); NaN stays NaN.
+double ProductWithZeroLimit(double c, double v) { return c == 0.0 && std::isinf(v) ? 0.0 : c * v; }
+
 // Size of the terms of 1 + (p - 1) * y: float32 rounds each of them, so its error scales with this, not with
 // the (possibly much smaller) result.
 double FactorMagnitude(double y, double p) { return std::fabs((p - 1.0) * y) + 1.0; }
@@ -35,6 +38,11 @@ double DecodeHalfBits(uint16_t bits) { return DecodeBinary16(bits, 10); }
 double DecodeBFloat16Bits(uint16_t bits) { return DecodeBinary16(bits, 7); }
 
 Expected ReferenceLoss(double x, double y, double w, double p) {
+  if (std::isinf(x)) {  // the equal form -(1 - y) * logsig(-x) - p*y * logsig(x), whose limits are exact
+    const double unweighted =
+        -(ProductWithZeroLimit(1.0 - y, LogSigmoid(-x)) + ProductWithZeroLimit(p * y, LogSigmoid(x)));
+    return Expected{ProductWithZeroLimit(w, unweighted), 0.0};
+  }
   const double logsig = LogSigmoid(x);
   const double factor = 1.0 + (p - 1.0) * y;
   const double value = w * ((1.0 - y) * x - factor * logsig);
@@ -49,9 +57,9 @@ Expected ReferenceGradient(double x, double y, double g, double w, double p, dou
   const double factor = p * y + 1.0 - y;
   const double outer = w * g * scale;
   const double value = outer * (factor * sigmoid - p * y);
-  // exp(logsig) inherits the absolute error of logsig, which grows with |x|.
-  const double magnitude =
-      std::fabs(outer) * (FactorMagnitude(y, p) * sigmoid * (2.0 + std::fabs(logsig)) + std::fabs(p * y));
+  // exp(logsig) inherits the absolute error of logsig, which grows with |x| (none where sigmoid is exactly 0).
+  const double sigmoidError = sigmoid == 0.0 ? 0.0 : sigmoid * (2.0 + std::fabs(logsig));
+  const double magnitude = std::fabs(outer) * (FactorMagnitude(y, p) * sigmoidError + std::fabs(p * y));
   return Expected{value, magnitude};
 }
 

@@ -138,19 +138,22 @@ TEST_CASE(forward_with_a_smaller_ub) {
   });
 }
 
-TEST_CASE(forward_nan_and_infinity) {
+TEST_CASE(forward_limits_at_infinite_logits_and_nan) {
   const float inf = INFINITY;
   const float nan = NAN;
   struct Special {
     float x, y, w, p;
     double expected;
   };
-  // Finite limits come out exactly; the two products 0 * inf of the formula stay NaN (see ascendc/README.md).
+  // DESIGN.md section 3: the limits where they exist, NaN where they do not, NaN propagating.
   const Special specials[] = {
-      {inf, 0.0f, 1.0f, 1.0f, INFINITY},   {-inf, 1.0f, 1.0f, 1.0f, INFINITY}, {inf, 0.5f, 1.0f, 2.0f, INFINITY},
-      {inf, 1.0f, 1.0f, 1.0f, NAN},        {-inf, 0.0f, 1.0f, 1.0f, NAN},      {nan, 0.3f, 1.0f, 1.0f, NAN},
-      {0.5f, nan, 1.0f, 1.0f, NAN},        {0.5f, 0.5f, nan, 1.0f, NAN},       {0.5f, 0.5f, 1.0f, nan, NAN},
-      {100.0f, 1.0f, 2.0f, 3.0f, 0.0},     {-100.0f, 0.0f, 2.0f, 3.0f, 0.0},   {0.0f, 0.0f, 1.0f, 1.0f, std::log(2.0)},
+      {inf, 1.0f, 1.0f, 1.0f, 0.0},        {-inf, 0.0f, 1.0f, 1.0f, 0.0},       {inf, 0.0f, 1.0f, 1.0f, INFINITY},
+      {-inf, 1.0f, 1.0f, 1.0f, INFINITY},  {inf, 0.5f, 1.0f, 2.0f, INFINITY},   {-inf, 0.5f, 1.0f, 2.0f, INFINITY},
+      {inf, 0.0f, 0.0f, 1.0f, 0.0},        {-inf, 1.0f, 1.0f, 0.0f, 0.0},       {-inf, 1.0f, 2.0f, -1.0f, -INFINITY},
+      {inf, 2.0f, 1.0f, 1.0f, -INFINITY},  {inf, 1.0f, nan, 1.0f, NAN},         {-inf, 0.0f, 1.0f, nan, NAN},
+      {inf, nan, 1.0f, 1.0f, NAN},         {nan, 0.3f, 1.0f, 1.0f, NAN},        {0.5f, nan, 1.0f, 1.0f, NAN},
+      {0.5f, 0.5f, nan, 1.0f, NAN},        {0.5f, 0.5f, 1.0f, nan, NAN},        {100.0f, 1.0f, 2.0f, 3.0f, 0.0},
+      {-100.0f, 0.0f, 2.0f, 3.0f, 0.0},    {0.0f, 0.0f, 1.0f, 1.0f, std::log(2.0)},
   };
   const uint64_t n = sizeof(specials) / sizeof(specials[0]);
   auto c = MakeForwardCase<float>(n, 1, SameShape(n), SameShape(n), 5);
@@ -170,6 +173,19 @@ TEST_CASE(forward_nan_and_infinity) {
   }
 }
 
+TEST_CASE(forward_special_values_match_the_reference_in_every_variant_and_dtype) {
+  ForEachDtype([](auto tag) {
+    using T = typename decltype(tag)::type;
+    const uint64_t n = 3 * kSpecialCombinations + 7;
+    for (const Variant& variant : kVariants) {
+      auto c = MakeForwardCase<T>(n, 2, variant.weight ? SameShape(n) : Absent(),
+                                  variant.posWeight ? SameShape(n) : Absent(), 5);
+      UseSpecialValues(&c.in);
+      CheckForward(c);
+    }
+  });
+}
+
 TEST_CASE(forward_unknown_tiling_key_writes_nothing) {
   auto c = MakeForwardCase<float>(64, 1, Absent(), Absent(), 6);
   auto plan = bcewl::PlanForward(c.request);
@@ -177,7 +193,7 @@ TEST_CASE(forward_unknown_tiling_key_writes_nothing) {
     plan.data.tilingKey = key;
     std::vector<uint32_t> tiling = TilingWords(plan.data);
     std::vector<float> loss(64, Sentinel<float>());
-    AscendC::SimLaunch(&sigmoid_cross_entropy_with_logits_v2, plan.blockDim, Gm(c.in.x), Gm(c.in.y),
+    AscendC::SimLaunch(&ms_bcewl_sigmoid_cross_entropy_with_logits, plan.blockDim, Gm(c.in.x), Gm(c.in.y),
                        static_cast<GM_ADDR>(nullptr), static_cast<GM_ADDR>(nullptr), Gm(loss),
                        static_cast<GM_ADDR>(nullptr), Gm(tiling));
     for (float value : loss) CHECK_MSG(value == Sentinel<float>(), "key " << key << " wrote output");
@@ -189,7 +205,7 @@ TEST_CASE(forward_launch_with_more_blocks_than_planned) {
   const auto plan = bcewl::PlanForward(c.request);
   std::vector<uint32_t> tiling = TilingWords(plan.data);
   std::vector<float> loss(5000, Sentinel<float>());
-  AscendC::SimLaunch(&sigmoid_cross_entropy_with_logits_v2, plan.blockDim + 5, Gm(c.in.x), Gm(c.in.y), Gm(c.in.w),
+  AscendC::SimLaunch(&ms_bcewl_sigmoid_cross_entropy_with_logits, plan.blockDim + 5, Gm(c.in.x), Gm(c.in.y), Gm(c.in.w),
                      static_cast<GM_ADDR>(nullptr), Gm(loss), static_cast<GM_ADDR>(nullptr), Gm(tiling));
   for (uint64_t i = 0; i < loss.size(); ++i) {
     CHECK_MSG(Matches(loss[i], ExpectedLoss(c, i), RoundingOf<float>()), "loss[" << i << "] = " << loss[i]);

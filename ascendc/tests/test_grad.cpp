@@ -108,4 +108,19 @@ TEST_CASE(grad_at_infinite_and_nan_logits) {
   CHECK(std::fabs(dx[3] + 1.0f) < 1e-6f);
 }
 
+TEST_CASE(grad_special_values_match_the_reference_in_every_variant_dtype_and_reduction) {
+  ForEachDtype([](auto tag) {
+    using T = typename decltype(tag)::type;
+    const uint64_t n = 2 * kSpecialCombinations + 3;
+    for (int variant = 0; variant < 4; ++variant) {
+      for (Reduction reduction : {Reduction::kNone, Reduction::kMean}) {
+        auto c = MakeGradCase<T>(n, 2, reduction, DoutFor(reduction, n), (variant & 1) ? SameShape(n) : Absent(),
+                                 (variant & 2) ? SameShape(n) : Absent(), 24 + variant);
+        UseSpecialValues(&c.in);
+        CheckGrad(c);
+      }
+    }
+  });
+}
+
 }  // namespace bcewl_test

@@ -2,6 +2,7 @@
 #include <cfenv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -245,8 +246,8 @@ TEST_CASE(sim_rejects_the_forward_kernel_on_a_smaller_ub_than_planned) {
   config.ubBytes = 64 * 1024;
   ExpectViolation(
       [&] {
-        SimLaunch(config, &sigmoid_cross_entropy_with_logits_v2, Gm(c.in.x), Gm(c.in.y), Gm(c.in.w), Gm(c.in.p), Gm(loss),
-                  static_cast<GM_ADDR>(nullptr), Gm(tiling));
+        SimLaunch(config, &ms_bcewl_sigmoid_cross_entropy_with_logits, Gm(c.in.x), Gm(c.in.y), Gm(c.in.w),
+                  Gm(c.in.p), Gm(loss), static_cast<GM_ADDR>(nullptr), Gm(tiling));
       },
       "UB overflow");
 }
@@ -318,6 +319,102 @@ TEST_CASE(sim_cast_rejects_round_modes_it_does_not_model) {
     CalcSetup setup;
     Cast(setup.buf.Get<half>(), setup.Floats()[32], RoundMode::CAST_FLOOR, 16);
   }, "only CAST_NONE");
+}
+
+namespace {
+
+constexpr uint32_t kMaskTestCount = 64;  // one 256-byte repeat of floats
+constexpr uint32_t kMaskTestTiles = 5;
+constexpr uint32_t kMaskSetupBytes = kMaskTestTiles * kMaskTestCount * sizeof(float) + 32;
+
+// Five float tiles of kMaskTestCount elements and a 32-byte (256-bit) mask.
+struct MaskSetup {
+  TPipe pipe;
+  TBuf<QuePosition::VECCALC> floats;
+  TBuf<QuePosition::VECCALC> mask;
+  MaskSetup() {
+    pipe.InitBuffer(floats, kMaskTestTiles * kMaskTestCount * sizeof(float));
+    pipe.InitBuffer(mask, 32);
+  }
+  LocalTensor<float> Tile(uint32_t index) { return floats.Get<float>()[index * kMaskTestCount]; }
+  LocalTensor<uint8_t> Mask() { return mask.Get<uint8_t>(); }
+};
+
+const float kCompared[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1.0f, -1.0f};
+constexpr uint32_t kComparedCount = sizeof(kCompared) / sizeof(kCompared[0]);
+
+bool IeeeCompare(float a, float b, CMPMODE mode) {
+  switch (mode) {
+    case CMPMODE::LT: return a < b;
+    case CMPMODE::GT: return a > b;
+    case CMPMODE::EQ: return a == b;
+    case CMPMODE::LE: return a <= b;
+    case CMPMODE::GE: return a >= b;
+    case CMPMODE::NE: return a != b;
+  }
+  return false;
+}
+
+// src[i] = kCompared[i % 7]; out gets the mask bytes, then Select(mask, src, 7) and Select(mask, src, 5 everywhere).
+void CompareAndSelectKernel(GM_ADDR out, CMPMODE mode) {
+  MaskSetup setup;
+  const LocalTensor<float> src = setup.Tile(0);
+  for (uint32_t i = 0; i < kMaskTestCount; ++i) {
+    std::memcpy(src.SimBytes() + i * sizeof(float), &kCompared[i % kComparedCount], sizeof(float));
+  }
+  CompareScalar(setup.Mask(), src, 0.0f, mode, kMaskTestCount);
+  Select(setup.Tile(1), setup.Mask(), src, 7.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, kMaskTestCount);
+  Duplicate(setup.Tile(3), 5.0f, kMaskTestCount);
+  Select(setup.Tile(2), setup.Mask(), src, setup.Tile(3), SELMODE::VSEL_TENSOR_TENSOR_MODE, kMaskTestCount);
+  std::memcpy(out, setup.Mask().SimBytes(), kMaskTestCount / 8);
+  std::memcpy(out + 8, setup.Tile(1).SimBytes(), 2 * kMaskTestCount * sizeof(float));
+}
+
+}  // namespace
+
+TEST_CASE(sim_compare_scalar_and_select_follow_ieee_and_the_little_endian_bit_order) {
+  for (CMPMODE mode : {CMPMODE::LT, CMPMODE::GT, CMPMODE::EQ, CMPMODE::LE, CMPMODE::GE, CMPMODE::NE}) {
+    std::vector<uint8_t> out(8 + 2 * kMaskTestCount * sizeof(float));
+    SimLaunch(&CompareAndSelectKernel, 1, out.data(), mode);
+    for (uint32_t i = 0; i < kMaskTestCount; ++i) {
+      const float value = kCompared[i % kComparedCount];
+      const bool bit = IeeeCompare(value, 0.0f, mode);
+      float scalarSelected;
+      float tensorSelected;
+      std::memcpy(&scalarSelected, out.data() + 8 + i * sizeof(float), sizeof(float));
+      std::memcpy(&tensorSelected, out.data() + 8 + (kMaskTestCount + i) * sizeof(float), sizeof(float));
+      CHECK_MSG(((out[i / 8] >> (i % 8)) & 1u) == (bit ? 1u : 0u), "mode " << static_cast<int>(mode) << " lane " << i);
+      const float expectedScalar = bit ? value : 7.0f;
+      const float expectedTensor = bit ? value : 5.0f;
+      CHECK(std::memcmp(&scalarSelected, &expectedScalar, sizeof(float)) == 0);
+      CHECK(std::memcmp(&tensorSelected, &expectedTensor, sizeof(float)) == 0);
+    }
+  }
+}
+
+TEST_CASE(sim_rejects_bad_compare_scalar_and_select_operands) {
+  ExpectKernelViolation(+[] {
+    MaskSetup setup;
+    CompareScalar(setup.Mask(), setup.Tile(0), 0.0f, CMPMODE::EQ, 32);
+  }, "32 float elements are not whole 256-byte repeats");
+  ExpectKernelViolation(+[] {
+    MaskSetup setup;
+    CompareScalar(setup.Mask(), setup.Tile(0), 0.0f, CMPMODE::EQ, kMaskTestTiles * kMaskTestCount);  // 320 bits
+  }, "40 elements exceed the LocalTensor's 32");
+  ExpectKernelViolation(+[] {
+    MaskSetup setup;
+    Select(setup.Tile(0), setup.Mask(), setup.Tile(0), 1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, kMaskTestCount);
+  }, "Select: destination overlaps a source");
+  ExpectKernelViolation(+[] {
+    MaskSetup setup;
+    Select(setup.Tile(0), setup.Mask(), setup.Tile(1), setup.Tile(2), SELMODE::VSEL_CMPMASK_SPR, kMaskTestCount);
+  }, "only VSEL_TENSOR_SCALAR_MODE");
+  ExpectKernelViolation(+[] {
+    MaskSetup setup;
+    TBuf<QuePosition::VECCALC> rest;
+    setup.pipe.InitBuffer(rest, sim::kAscend910bUbBytes - kMaskSetupBytes - 4096);
+    Select(setup.Tile(0), setup.Mask(), setup.Tile(1), 1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, kMaskTestCount);
+  }, "4096 UB bytes left unallocated, its tensor modes need 8 KiB");
 }
 
 }  // namespace bcewl_test

@@ -16,7 +16,7 @@ uint64_t BytesOf(bcewl::DtypeCode dtype) { return dtype == bcewl::kDtypeFloat32 
 void CheckCoverage(const bcewl::TileGeometry& g, uint32_t blockDim, bcewl::DtypeCode dtype, const std::string& what) {
   const uint64_t bytes = BytesOf(dtype);
   const bool alignable = (g.rowLength * bytes) % 32 == 0 || g.rowCount == 1;
-  CHECK_MSG(g.tileCapacity * bytes % 32 == 0 && g.rowStride * bytes % 32 == 0, what);
+  CHECK_MSG(g.tileCapacity % bcewl::kTileCapacityAlignment == 0 && g.rowStride * bytes % 32 == 0, what);
   CHECK_MSG(g.rowsPerTile == 1 || g.chunksPerRow == 1, what);
   CHECK_MSG(g.rowsPerTile <= bcewl::kMaxRowsPerTile, what);
   uint64_t cursor = 0;
@@ -39,11 +39,13 @@ void CheckCoverage(const bcewl::TileGeometry& g, uint32_t blockDim, bcewl::Dtype
   CHECK_MSG(cursor == g.totalLength, what << ": covered " << cursor << " of " << g.totalLength);
 }
 
+// ubReserved: UB the kernel must leave unallocated (Select's scratch in the forward kernel).
 template <typename Plan>
-void CheckPlan(const Plan& plan, uint64_t n, uint32_t cores, bcewl::DtypeCode dtype, const std::string& what) {
+void CheckPlan(const Plan& plan, uint64_t n, uint32_t cores, bcewl::DtypeCode dtype, uint64_t ubReserved,
+               const std::string& what) {
   CHECK_MSG(plan.ok(), what << ": " << plan.error);
   CHECK_MSG(plan.blockDim >= 1 && plan.blockDim <= cores, what << ": blockDim " << plan.blockDim);
-  CHECK_MSG(plan.ubBytes <= bcewl::kAscend910bUbBytes, what << ": " << plan.ubBytes << " UB bytes");
+  CHECK_MSG(plan.ubBytes + ubReserved <= bcewl::kAscend910bUbBytes, what << ": " << plan.ubBytes << " UB bytes");
   CHECK_MSG(n == 0 || plan.ubBytes > 0, what);
   if (n > 0) CheckCoverage(plan.data.geometry, plan.blockDim, dtype, what);
 }
@@ -78,7 +80,7 @@ TEST_CASE(tiling_covers_every_element_once_within_ub_for_all_core_counts) {
           forward.weight = pair[0];
           forward.posWeight = pair[1];
           forward.platform.coreNum = cores;
-          CheckPlan(bcewl::PlanForward(forward), n, cores, dtype, "forward " + what);
+          CheckPlan(bcewl::PlanForward(forward), n, cores, dtype, bcewl::kSelectScratchUbBytes, "forward " + what);
 
           bcewl::GradTilingRequest grad;
           grad.totalLength = n;
@@ -88,7 +90,7 @@ TEST_CASE(tiling_covers_every_element_once_within_ub_for_all_core_counts) {
           grad.weight = pair[0];
           grad.posWeight = pair[1];
           grad.platform.coreNum = cores;
-          CheckPlan(bcewl::PlanGrad(grad), n, cores, dtype, "grad " + what);
+          CheckPlan(bcewl::PlanGrad(grad), n, cores, dtype, 0, "grad " + what);
         }
       }
     }
@@ -121,6 +123,21 @@ TEST_CASE(tiling_key_encodes_dtype_and_variant) {
   CHECK(bcewl::PlanForward(request).data.tilingKey == 11);
 }
 
+// The grad OpDef's Int attribute reaches PlanGrad as the aclnn code, cast to Reduction (bcewl_cann_host.cpp).
+TEST_CASE(tiling_takes_the_aclnn_reduction_codes) {
+  bcewl::GradTilingRequest request;
+  request.totalLength = 8;
+  request.dout = Runs(1, 1);
+  const float scales[] = {1.0f, 0.125f, 1.0f};  // none, mean, sum
+  for (int64_t code = -1; code <= 3; ++code) {
+    request.reduction = static_cast<bcewl::Reduction>(code);
+    const auto plan = bcewl::PlanGrad(request);
+    const bool valid = code >= 0 && code <= 2;
+    CHECK_MSG(plan.ok() == valid, "code " << code << ": " << plan.error);
+    if (valid) CHECK(plan.data.scale == scales[code]);
+  }
+}
+
 TEST_CASE(tiling_grad_scale_follows_the_reduction) {
   bcewl::GradTilingRequest request;
   request.totalLength = 8;
@@ -151,7 +168,9 @@ TEST_CASE(tiling_rejects_invalid_requests) {
   CHECK(bcewl::PlanForward(forward).error.find("do not nest") != std::string::npos);
   forward.posWeight = Absent();
   forward.weight = Absent();
-  forward.platform.ubBytes = 4 * 32;  // less than one 32-byte block for each of the 4 float buffers
+  forward.platform.ubBytes = bcewl::kSelectScratchUbBytes;  // nothing left beside Select's scratch
+  CHECK(!bcewl::PlanForward(forward).ok());
+  forward.platform.ubBytes = bcewl::kSelectScratchUbBytes + 4 * 1024;  // less than 256 elements of every buffer
   CHECK(!bcewl::PlanForward(forward).ok());
 
   bcewl::GradTilingRequest grad;

@@ -117,7 +117,7 @@ aclnnStatus RunForward(const Plan &plan, const char *api, const KernelInputs &in
   return RUN_ACLNN_STEP(api, stream, aclnnInplaceCopy, plan.out, reduced.get());
 }
 
-// The grad kernel's reduction attribute is the aclnn int (the OpDef must declare it Int, see ascendc/README.md).
+// The grad kernel's reduction attribute is the aclnn int (its OpDef declares it Int: 0 none, 1 mean, 2 sum).
 aclnnStatus RunGradSelf(const Plan &plan, const char *api, const KernelInputs &in, void *workspace,
                         aclrtStream stream) {
   const OwnedTensor dx = DenseTensor(plan.shape, plan.dtype, At(workspace, plan.result_offset));

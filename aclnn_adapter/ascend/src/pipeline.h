@@ -2,14 +2,12 @@
 //   each input (predict, target, [dout], weight, pos_weight) is used as it is when it already has the promoted
 //   dtype, is dense from its first element and has a broadcast the kernel's tiling follows; otherwise
 //   aclnnInplaceCopy stages it in the workspace (cast, contiguous, expanded to self's shape if need be);
-//   forward: the op package's kernel (reduction none, float32 loss), then aclnnMean / aclnnReduceSum over all
-//   dims in float32 for mean / sum, then aclnnInplaceCopy into out (the cast to out's dtype, any strides);
+//   forward: the op package's kernel (reduction none, float32 loss, the limits of DESIGN.md §3 at infinite
+//   logits), then aclnnMean / aclnnReduceSum over all dims in float32 for mean / sum, then aclnnInplaceCopy into
+//   out (the cast to out's dtype, any strides);
 //   gradient of self: the op package's grad kernel (reduction as the aclnn int, 1/numel applied inside), then
 //   aclnnInplaceCopy into out.
 // An empty self launches no kernel: mean fills out with NaN, sum with 0 (aclnnInplaceFillScalar).
-// Not done here (unlike the host backend and ms_bcewl/ascend_dispatch.py): the limits at infinite logits. The
-// kernel gives NaN at x = +inf, y = 1 and x = -inf, y = 0 where DESIGN.md §3 asks for 0; the fix belongs in the
-// kernel, since a patch from public aclnn ops would cost about eight more elementwise passes.
 #ifndef MS_BCEWL_ASCEND_PIPELINE_H_
 #define MS_BCEWL_ASCEND_PIPELINE_H_
 

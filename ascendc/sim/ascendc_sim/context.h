@@ -20,6 +20,8 @@ class SimViolation : public std::runtime_error {
 namespace sim {
 
 constexpr uint32_t kUbBlockBytes = 32;
+constexpr uint32_t kVectorRepeatBytes = 256;          // what the vector unit processes per repeat
+constexpr uint32_t kSelectScratchUbBytes = 8 * 1024;  // UB that Select's tensor modes need left free (Atlas A2)
 constexpr uint32_t kAscend910bUbBytes = 192 * 1024;
 
 [[noreturn]] void Violation(const std::string& message);
@@ -49,6 +51,7 @@ class BlockContext {
   uint32_t BlockIdx() const { return blockIdx_; }
   uint32_t BlockNum() const { return blockNum_; }
   uint8_t* Ub() { return ub_.get(); }
+  uint32_t UnallocatedBytes() const { return capacity_ - used_; }
 
   // Places a buffer right after the previous one, as TPipe::InitBuffer does; new bytes are filled with 0xFF
   // (a NaN pattern) so that reading unwritten lanes shows up in results.

@@ -1,4 +1,4 @@
-// OpDef of SigmoidCrossEntropyWithLogitsV2 (forward, reduction none) for a CANN custom op package.
+// OpDef of MsBcewlSigmoidCrossEntropyWithLogits (forward, reduction none) for a CANN custom op package.
 // Untested: written against the public OpDef API (register/op_def_registry.h), never compiled here.
 #ifdef MS_BCEWL_WITH_CANN
 
@@ -6,9 +6,9 @@
 
 namespace ops {
 
-class SigmoidCrossEntropyWithLogitsV2 : public OpDef {
+class MsBcewlSigmoidCrossEntropyWithLogits : public OpDef {
  public:
-  explicit SigmoidCrossEntropyWithLogitsV2(const char* name) : OpDef(name) {
+  explicit MsBcewlSigmoidCrossEntropyWithLogits(const char* name) : OpDef(name) {
     // One entry per supported combination: every input shares one dtype, the loss is float32.
     const std::vector<ge::DataType> inputTypes = {ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_BF16};
     NdTensor(this->Input("predict"), REQUIRED, inputTypes);
@@ -17,11 +17,11 @@ class SigmoidCrossEntropyWithLogitsV2 : public OpDef {
     NdTensor(this->Input("pos_weight"), OPTIONAL, inputTypes);
     NdTensor(this->Output("loss"), REQUIRED, {ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT});
     this->SetInferShape(ge::InferShapeLikePredict).SetInferDataType(ge::InferDataTypeFloat);
-    this->AICore().SetTiling(optiling::SigmoidCrossEntropyWithLogitsV2TilingFunc).AddConfig("ascend910b");
+    this->AICore().SetTiling(optiling::MsBcewlSigmoidCrossEntropyWithLogitsTilingFunc).AddConfig("ascend910b");
   }
 };
 
-OP_ADD(SigmoidCrossEntropyWithLogitsV2);
+OP_ADD(MsBcewlSigmoidCrossEntropyWithLogits);
 
 }  // namespace ops
 

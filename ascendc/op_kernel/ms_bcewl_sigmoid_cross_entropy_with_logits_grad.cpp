@@ -1,16 +1,16 @@
-// SigmoidCrossEntropyWithLogitsGradV2: dx = w * ((p * y + 1 - y) * sigmoid(x) - p * y) * dout * scale, with
+// MsBcewlSigmoidCrossEntropyWithLogitsGrad: dx = w * ((p * y + 1 - y) * sigmoid(x) - p * y) * dout * scale, with
 // scale = 1 / numel for reduction mean. Computed in float32 and written in the input dtype (rounded to nearest even).
 #include "bcewl_kernel_common.h"
 
 namespace bcewl {
 
 template <typename T, bool HasWeight, bool HasPosWeight>
-class SigmoidCrossEntropyWithLogitsGradV2Kernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, T> {
+class GradKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, T> {
   using Base = ElementwiseKernelBase<T, HasWeight, HasPosWeight, T>;
 
  public:
-  __aicore__ inline void Run(const SigmoidCrossEntropyWithLogitsGradV2TilingData& tiling, GM_ADDR predict,
-                             GM_ADDR target, GM_ADDR dout, GM_ADDR weight, GM_ADDR posWeight, GM_ADDR gradient) {
+  __aicore__ inline void Run(const GradTilingData& tiling, GM_ADDR predict, GM_ADDR target, GM_ADDR dout,
+                             GM_ADDR weight, GM_ADDR posWeight, GM_ADDR gradient) {
     const typename Base::Inputs gm{predict, target, weight, posWeight, gradient};
     if (!this->InitCommon(tiling.geometry, gm, tiling.weight, tiling.posWeight, kScratchTiles)) {
       return;
@@ -81,13 +81,11 @@ class SigmoidCrossEntropyWithLogitsGradV2Kernel : public ElementwiseKernelBase<T
 
 }  // namespace bcewl
 
-extern "C" __global__ __aicore__ void sigmoid_cross_entropy_with_logits_grad_v2(GM_ADDR predict, GM_ADDR target,
-                                                                                GM_ADDR dout, GM_ADDR weight,
-                                                                                GM_ADDR pos_weight, GM_ADDR gradient,
-                                                                                GM_ADDR workspace, GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void ms_bcewl_sigmoid_cross_entropy_with_logits_grad(
+    GM_ADDR predict, GM_ADDR target, GM_ADDR dout, GM_ADDR weight, GM_ADDR pos_weight, GM_ADDR gradient,
+    GM_ADDR workspace, GM_ADDR tiling) {
   (void)workspace;
-  bcewl::SigmoidCrossEntropyWithLogitsGradV2TilingData tilingData;
+  bcewl::GradTilingData tilingData;
   bcewl::LoadTiling(tiling, &tilingData);
-  bcewl::DispatchByTilingKey<bcewl::SigmoidCrossEntropyWithLogitsGradV2Kernel>(tilingData, predict, target, dout,
-                                                                                 weight, pos_weight, gradient);
+  bcewl::DispatchByTilingKey<bcewl::GradKernel>(tilingData, predict, target, dout, weight, pos_weight, gradient);
 }

@@ -1,7 +1,7 @@
 // Tiling data shared by the host tiling (op_host/bcewl_tiling.cpp) and the kernels. Plain structs only:
 // the same bytes are written on the host and read on the AI core.
-#ifndef MS_BCEWL_ASCENDC_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_V2_TILING_DATA_H_
-#define MS_BCEWL_ASCENDC_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_V2_TILING_DATA_H_
+#ifndef MS_BCEWL_ASCENDC_BCEWL_TILING_DATA_H_
+#define MS_BCEWL_ASCENDC_BCEWL_TILING_DATA_H_
 
 #include <cstdint>
 
@@ -48,11 +48,11 @@ struct TileGeometry {
   uint32_t chunkLength;   // row elements per unit (== rowLength when chunksPerRow == 1)
   uint32_t rowStride;     // UB elements between tile rows: chunkLength rounded up to 32 bytes of the input dtype
   uint32_t rowsPerTile;
-  uint32_t tileCapacity;  // elements of every per-tile UB buffer: rowsPerTile * rowStride
+  uint32_t tileCapacity;  // elements of every per-tile UB buffer: rowsPerTile * rowStride, rounded up to 256
   uint32_t reserved;
 };
 
-struct SigmoidCrossEntropyWithLogitsV2TilingData {
+struct ForwardTilingData {
   uint32_t tilingKey;
   uint32_t reserved;
   TileGeometry geometry;
@@ -60,7 +60,7 @@ struct SigmoidCrossEntropyWithLogitsV2TilingData {
   OperandTiling posWeight;
 };
 
-struct SigmoidCrossEntropyWithLogitsGradV2TilingData {
+struct GradTilingData {
   uint32_t tilingKey;
   float scale;  // 1 / totalLength for reduction mean, 1 otherwise
   TileGeometry geometry;
@@ -71,9 +71,9 @@ struct SigmoidCrossEntropyWithLogitsGradV2TilingData {
 
 static_assert(sizeof(OperandTiling) == 24, "tiling layout is shared by host and kernel");
 static_assert(sizeof(TileGeometry) == 56, "tiling layout is shared by host and kernel");
-static_assert(sizeof(SigmoidCrossEntropyWithLogitsV2TilingData) == 112, "tiling layout is shared by host and kernel");
-static_assert(sizeof(SigmoidCrossEntropyWithLogitsGradV2TilingData) == 136, "tiling layout is shared by host and kernel");
+static_assert(sizeof(ForwardTilingData) == 112, "tiling layout is shared by host and kernel");
+static_assert(sizeof(GradTilingData) == 136, "tiling layout is shared by host and kernel");
 
 }  // namespace bcewl
 
-#endif  // MS_BCEWL_ASCENDC_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_V2_TILING_DATA_H_
+#endif  // MS_BCEWL_ASCENDC_BCEWL_TILING_DATA_H_

@@ -1,0 +1,102 @@
+// MsBcewlSigmoidCrossEntropyWithLogits, the forward with reduction none:
+// loss = w * ((1 - y) * x - (1 + (p - 1) * y) * logsig(x)), computed in float32 and written as float32 whatever the
+// input dtype (the adapter reduces and casts).
+#include "bcewl_kernel_common.h"
+
+namespace bcewl {
+
+constexpr float kFloatMax = 3.40282347e+38f;
+constexpr uint32_t kFloatsPerRepeat = 256 / sizeof(float);
+
+// CompareScalar counts must fill whole 256-byte repeats; the tiling makes every tile buffer a multiple of them.
+__aicore__ inline uint32_t WholeFloatRepeats(uint32_t count) {
+  return static_cast<uint32_t>(CeilDiv(count, kFloatsPerRepeat) * kFloatsPerRepeat);
+}
+
+// dst = c * v, except that c == 0 times v = +-inf gives 0 (the limit the loss terms tend to) instead of NaN; NaN
+// stays NaN. dst may be v, never c; temp is scratch. Relies on comparisons being false for NaN.
+__aicore__ inline void ProductWithZeroLimit(const LocalTensor<float>& dst, const LocalTensor<float>& c,
+                                            const LocalTensor<float>& v, const LocalTensor<float>& temp,
+                                            const LocalTensor<uint8_t>& mask, uint32_t count) {
+  const int32_t n = static_cast<int32_t>(count);
+  Abs(temp, v, n);
+  CompareScalar(mask, temp, kFloatMax, CMPMODE::GT, count);             // v is infinite
+  Select(temp, mask, c, 1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, count);  // c there, 1 elsewhere
+  CompareScalar(mask, temp, 0.0f, CMPMODE::EQ, count);                   // c == 0 and v infinite
+  Mul(temp, c, v, n);
+  Select(dst, mask, c, temp, SELMODE::VSEL_TENSOR_TENSOR_MODE, count);   // there c itself, a zero
+}
+
+template <typename T, bool HasWeight, bool HasPosWeight>
+class ForwardKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, float> {
+  using Base = ElementwiseKernelBase<T, HasWeight, HasPosWeight, float>;
+
+ public:
+  __aicore__ inline void Run(const ForwardTilingData& tiling, GM_ADDR predict, GM_ADDR target, GM_ADDR weight,
+                             GM_ADDR posWeight, GM_ADDR loss) {
+    const typename Base::Inputs gm{predict, target, weight, posWeight, loss};
+    if (this->InitCommon(tiling.geometry, gm, tiling.weight, tiling.posWeight, kScratchTiles)) {
+      this->pipe_.InitBuffer(mask_, tiling.geometry.tileCapacity / 8);
+      this->ProcessTiles(*this, tiling.geometry);
+    }
+  }
+
+  __aicore__ inline void CopyIn(const TileSpan& tile) { this->CopyInCommon(tile); }
+
+  // The loss as (1 - y) * max(x, 0) - p * y * min(x, 0) + (1 + (p - 1) * y) * softplus(-|x|), times w: the same
+  // value as the formula above for finite x. At x = +-inf one term is infinite; where its factor is 0 (y = 1 at
+  // +inf, p * y = 0 at -inf, w = 0) the product is the limit 0, as on the host backend.
+  __aicore__ inline void Compute(const TileSpan& tile) {
+    const LocalTensor<float> x = this->predict_.Acquire(tile);
+    const LocalTensor<float> y = this->target_.Acquire(tile);
+    this->weights_.Acquire(tile);
+    const LocalTensor<float> out = this->output_.Alloc();
+    const LocalTensor<float> term = this->Scratch(0);
+    const LocalTensor<float> factor = this->Scratch(1);
+    const LocalTensor<float> spare = this->Scratch(2);
+    const LocalTensor<uint8_t> mask = mask_.Get<uint8_t>();
+    const int32_t n = static_cast<int32_t>(tile.count);
+    const uint32_t repeats = WholeFloatRepeats(tile.count);
+
+    Maxs(out, x, 0.0f, n);
+    Muls(factor, y, -1.0f, n);
+    Adds(factor, factor, 1.0f, n);
+    ProductWithZeroLimit(out, factor, out, spare, mask, repeats);
+    Mins(term, x, 0.0f, n);
+    if constexpr (HasPosWeight) {
+      Mul(factor, this->weights_.posWeight, y, n);
+      ProductWithZeroLimit(term, factor, term, spare, mask, repeats);
+    } else {
+      ProductWithZeroLimit(term, y, term, spare, mask, repeats);
+    }
+    Sub(out, out, term, n);
+    SoftplusOfNegAbs(term, x, n);  // finite: no limit needed
+    if constexpr (HasPosWeight) {
+      PosWeightFactor(factor, this->weights_.posWeight, y, n);
+      Mul(term, term, factor, n);
+    }
+    Add(out, out, term, n);
+    if constexpr (HasWeight) {
+      ProductWithZeroLimit(out, this->weights_.weight, out, spare, mask, repeats);
+    }
+
+    this->output_.Push(out);
+    this->ReleaseCommon();
+  }
+
+ private:
+  static constexpr uint32_t kScratchTiles = 3;
+
+  TBuf<QuePosition::VECCALC> mask_;  // one bit per element of a tile
+};
+
+}  // namespace bcewl
+
+extern "C" __global__ __aicore__ void ms_bcewl_sigmoid_cross_entropy_with_logits(
+    GM_ADDR predict, GM_ADDR target, GM_ADDR weight, GM_ADDR pos_weight, GM_ADDR loss, GM_ADDR workspace,
+    GM_ADDR tiling) {
+  (void)workspace;
+  bcewl::ForwardTilingData tilingData;
+  bcewl::LoadTiling(tiling, &tilingData);
+  bcewl::DispatchByTilingKey<bcewl::ForwardKernel>(tilingData, predict, target, weight, pos_weight, loss);
+}
