@@ -1,6 +1,7 @@
 // aclCreateTensor / aclDestroyTensor and the aclGet* accessors. A tensor is accepted only if its view lies
 // inside its storage, so that no later kernel can read or write outside the buffer the caller described.
 #include <algorithm>
+#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -16,6 +17,29 @@ namespace {
 // with a clear message; anything larger is an obviously corrupt count.
 constexpr uint64_t kMaxCreatableRank = 64;
 constexpr const char *kCreateApi = "aclCreateTensor";
+
+// The C ABI passes an enum as an int, and a C caller may pass any int; but in C++, loading an enum outside the
+// values it can hold (-64 .. 63 for aclDataType and aclFormat, whose enumerators lie in -1 .. 47) is undefined. So
+// aclCreateTensor reads its enum arguments as ints and rejects what the enums cannot hold.
+constexpr int32_t kLowestEnumCode = -64;
+constexpr int32_t kHighestEnumCode = 63;
+
+template <typename Enum>
+int32_t AbiEnumCode(const Enum *argument) {
+  static_assert(sizeof(Enum) == sizeof(int32_t), "the enums of the C ABI are int-sized");
+  int32_t code = 0;
+  std::memcpy(&code, argument, sizeof(code));
+  return code;
+}
+
+bool CheckEnumCode(const char *what, int32_t code) {
+  if (code < kLowestEnumCode || code > kHighestEnumCode) {
+    Fail(kCreateApi, ACLNN_ERR_PARAM_INVALID,
+         std::string(what) + " " + std::to_string(code) + " is not a value of its enum type.");
+    return false;
+  }
+  return true;
+}
 
 LiveHandles<aclTensor> &LiveTensors() {
   static LiveHandles<aclTensor> tensors;
@@ -59,12 +83,16 @@ bool CheckDims(const char *what, const int64_t *dims, uint64_t count, int64_t *n
   return true;
 }
 
-std::vector<int64_t> ContiguousStrides(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
+// Row-major strides (a dim of 0 counts as 1). False if they leave int64: CheckDims bounds them only for a view
+// with elements, not for an empty one such as [0, 2^40, 2^40].
+bool ContiguousStrides(const std::vector<int64_t> &shape, std::vector<int64_t> *strides) {
+  strides->assign(shape.size(), 1);
   for (size_t dim = shape.size(); dim > 1; --dim) {
-    strides[dim - 2] = strides[dim - 1] * (shape[dim - 1] > 0 ? shape[dim - 1] : 1);
+    if (__builtin_mul_overflow((*strides)[dim - 1], std::max<int64_t>(shape[dim - 1], 1), &(*strides)[dim - 2])) {
+      return false;
+    }
   }
-  return strides;
+  return true;
 }
 
 // Whether offset + sum((dim - 1) * stride), the last element the view reaches, lies inside the storage.
@@ -140,22 +168,28 @@ aclnnStatus CopyOutDims(const char *api, const aclTensor *tensor, std::vector<in
   });
 }
 
-aclTensor *NewTensor(const int64_t *view_dims, uint64_t rank, aclDataType dtype, const int64_t *strides,
-                     int64_t offset, aclFormat format, const int64_t *storage_dims, uint64_t storage_rank,
+aclTensor *NewTensor(const int64_t *view_dims, uint64_t rank, int32_t dtype_code, const int64_t *strides,
+                     int64_t offset, int32_t format_code, const int64_t *storage_dims, uint64_t storage_rank,
                      void *data) {
   int64_t view_numel = 0;
   int64_t storage_numel = 0;
-  if (!CheckDims("viewDims", view_dims, rank, &view_numel) ||
+  if (!CheckEnumCode("dataType", dtype_code) || !CheckEnumCode("format", format_code) ||
+      !CheckDims("viewDims", view_dims, rank, &view_numel) ||
       !CheckDims("storageDims", storage_dims, storage_rank, &storage_numel)) {
     return nullptr;
   }
   auto tensor = std::make_unique<aclTensor>();
   tensor->view_shape.assign(view_dims, view_dims + rank);
-  tensor->strides =
-      strides == nullptr ? ContiguousStrides(tensor->view_shape) : std::vector<int64_t>(strides, strides + rank);
+  if (strides != nullptr) {
+    tensor->strides.assign(strides, strides + rank);
+  } else if (!ContiguousStrides(tensor->view_shape, &tensor->strides)) {
+    Fail(kCreateApi, ACLNN_ERR_PARAM_INVALID,
+         "viewDims " + DimsText(view_dims, rank) + " have contiguous strides beyond int64; pass strides.");
+    return nullptr;
+  }
   tensor->offset = offset;
-  tensor->dtype = dtype;
-  tensor->format = format;
+  tensor->dtype = static_cast<aclDataType>(dtype_code);
+  tensor->format = static_cast<aclFormat>(format_code);
   tensor->storage_shape.assign(storage_dims, storage_dims + storage_rank);
   tensor->data = data;
   tensor->numel = view_numel;
@@ -175,8 +209,10 @@ extern "C" aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDims
                                       const int64_t *stride, int64_t offset, aclFormat format,
                                       const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData) {
   aclTensor *const on_error = nullptr;
+  const int32_t dtype_code = ms_bcewl::AbiEnumCode(&dataType);
+  const int32_t format_code = ms_bcewl::AbiEnumCode(&format);
   return ms_bcewl::WithInternalErrorsCaught(ms_bcewl::kCreateApi, ACLNN_ERR_INNER, on_error, [&] {
-    return ms_bcewl::NewTensor(viewDims, viewDimsNum, dataType, stride, offset, format, storageDims,
+    return ms_bcewl::NewTensor(viewDims, viewDimsNum, dtype_code, stride, offset, format_code, storageDims,
                                storageDimsNum, tensorData);
   });
 }

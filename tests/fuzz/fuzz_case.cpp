@@ -1,0 +1,615 @@
+#include "fuzz_case.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <initializer_list>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "case_builder.h"
+#include "fuzz_tensor.h"
+#include "ops.h"
+#include "reference_bcewl.h"
+#include "tolerance.h"
+
+namespace fuzz {
+namespace {
+
+constexpr int64_t kMaxRunElements = int64_t{1} << 18;  // larger planned problems are destroyed, not run
+constexpr size_t kMaxOpRank = 8;
+constexpr uint64_t kMaxPrintedFindings = 40;
+
+uint64_t SplitMix(uint64_t value) {
+  value += 0x9E3779B97F4A7C15ull;
+  value = (value ^ (value >> 30)) * 0xBF58476D1CE4E5B9ull;
+  value = (value ^ (value >> 27)) * 0x94D049BB133111EBull;
+  return value ^ (value >> 31);
+}
+
+std::string NumberText(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.9g", value);
+  return text;
+}
+
+// The status in a failing aclCreateTensor's message (it returns no status), or -1 if it is not a documented one.
+int CreationFailureStatus(const std::string &message) {
+  for (int status : {ACLNN_ERR_PARAM_NULLPTR, ACLNN_ERR_PARAM_INVALID}) {
+    if (message.rfind("aclCreateTensor: error " + std::to_string(status) + ": ", 0) == 0) {
+      return status;
+    }
+  }
+  return -1;
+}
+
+bool BroadcastsTo(const Shape &shape, const Shape &to) {
+  if (shape.size() > to.size()) {
+    return false;
+  }
+  for (size_t i = 1; i <= shape.size(); ++i) {
+    const int64_t dim = shape[shape.size() - i];
+    if (dim != 1 && dim != to[to.size() - i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+double RandomValue(Random &random, Role role, bool non_finite) {
+  if (non_finite && random.Chance(0.02)) {
+    return random.Pick({std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                        std::numeric_limits<double>::quiet_NaN()});
+  }
+  switch (role) {
+    case kSelf:
+      return random.Chance(0.05) ? random.Pick({0.0, -0.0, 1e-30, 20.0, -20.0, 90.0, -90.0, 3e4, -3e4})
+                                 : random.Uniform(-8.0, 8.0);
+    case kTarget:
+      if (random.Chance(0.2)) {
+        return random.Pick({0.0, 1.0});
+      }
+      return random.Chance(0.1) ? random.Uniform(-1.0, 2.0) : random.Uniform(0.0, 1.0);
+    case kWeight:
+      return random.Chance(0.1) ? random.Uniform(-2.0, 0.0) : random.Uniform(0.0, 2.0);
+    case kPosWeight:
+      return random.Chance(0.1) ? random.Uniform(-1.0, 0.0) : random.Uniform(0.0, 3.0);
+    case kGrad:
+      return random.Uniform(-2.0, 2.0);
+    default:
+      return random.Uniform(-1e3, 1e3);
+  }
+}
+
+// A phase-2 workspace of `bytes` (none when 0): heap memory, or aclrtMalloc memory as in the seed example.
+class Workspace {
+ public:
+  Workspace(uint64_t bytes, bool device) : device_(device && bytes > 0) {
+    if (device_) {
+      device_ = aclrtMalloc(&data_, bytes, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS;
+    }
+    if (!device_ && bytes > 0) {
+      heap_.resize(bytes);
+      data_ = heap_.data();
+    }
+  }
+  ~Workspace() {
+    if (device_) {
+      aclrtFree(data_);
+    }
+  }
+  Workspace(const Workspace &) = delete;
+  Workspace &operator=(const Workspace &) = delete;
+
+  unsigned char *data() const { return static_cast<unsigned char *>(data_); }
+
+ private:
+  bool device_;
+  void *data_ = nullptr;
+  std::vector<unsigned char> heap_;
+};
+
+// The message a failing aclDestroyTensor(nullptr) leaves: set before every checked call, so that a failure's
+// message is known to be its own, and a success is seen to leave the message alone.
+const std::string &PrimeErrorMessage() {
+  static const std::string marker = [] {
+    aclDestroyTensor(nullptr);
+    return std::string(aclGetRecentErrMsg());
+  }();
+  aclDestroyTensor(nullptr);
+  return marker;
+}
+
+class CaseRunner {
+ public:
+  CaseRunner(uint64_t seed, uint64_t index, Stats *stats)
+      : seed_(seed), index_(index), case_seed_(SplitMix(seed ^ SplitMix(index))), stats_(stats),
+        case_(BuildCase(case_seed_)) {}
+
+  void Run() {
+    ++stats_->cases;
+    AllocateStorages();
+    CreateTensors();
+    if (case_.check_accessors) {
+      CheckAccessors();
+    }
+    for (int role = 0; role < kRoles; ++role) {
+      snapshots_[role] = storages_[role] ? *storages_[role] : Storage{};
+    }
+    const bool computed = PlanAndRun();
+    DestroyTensors();
+    CheckStoragesUnchanged(computed);
+    if (computed) {
+      CheckResults();
+    }
+  }
+
+ private:
+  // ---- findings ----
+
+  void Report(uint64_t *counter, const std::string &what) {
+    ++*counter;
+    static uint64_t printed = 0;
+    if (printed++ >= kMaxPrintedFindings) {
+      return;
+    }
+    std::printf("%s in case %llu of seed %llu: %s\n", counter == &stats_->mismatches ? "MISMATCH" : "UNEXPECTED",
+                static_cast<unsigned long long>(index_), static_cast<unsigned long long>(seed_), what.c_str());
+    if (!described_) {
+      std::printf("  case: %s\n  replay: ms_bcewl_fuzz --seed %llu --case %llu\n", Describe(case_).c_str(),
+                  static_cast<unsigned long long>(seed_), static_cast<unsigned long long>(index_));
+      described_ = true;
+    }
+    std::fflush(stdout);
+  }
+
+  void Unexpected(const std::string &what) { Report(&stats_->unexpected, what); }
+
+  void Count(const std::string &api, int status) {
+    ++stats_->calls;
+    ++stats_->statuses[status];
+    ++stats_->statuses_by_api[api][status];
+  }
+
+  void CheckMessage(const std::string &api, int status, const std::string &marker) {
+    const std::string message = aclGetRecentErrMsg();
+    if (status == ACLNN_SUCCESS) {
+      if (message != marker) {
+        Unexpected(api + " succeeded but replaced the last error message with \"" + message + "\"");
+      }
+      return;
+    }
+    const std::string prefix = api + ": error " + std::to_string(status) + ": ";
+    if (message.rfind(prefix, 0) != 0 || message.size() <= prefix.size()) {
+      Unexpected(api + " returned " + std::to_string(status) + " with the message \"" + message + "\"");
+    }
+  }
+
+  // Calls a status-returning function of the API under test and checks its status (one of `expected`) and message.
+  template <typename Call>
+  int Checked(const std::string &api, std::initializer_list<int> expected, Call &&call) {
+    const std::string &marker = PrimeErrorMessage();
+    const int status = call();
+    Count(api, status);
+    if (std::find(expected.begin(), expected.end(), status) == expected.end()) {
+      Unexpected(api + " returned " + std::to_string(status) + ", expected " + std::to_string(*expected.begin()) +
+                 " (message: \"" + aclGetRecentErrMsg() + "\")");
+    } else {
+      CheckMessage(api, status, marker);
+    }
+    return status;
+  }
+
+  // ---- tensors ----
+
+  void AllocateStorages() {
+    Random values(case_seed_ + 1);
+    for (int role = 0; role < kRoles; ++role) {
+      if (!case_.tensors[role] || (role == kOut && case_.out_storage != kOut)) {
+        continue;
+      }
+      auto storage = std::make_shared<Storage>(case_.storage_bytes[role]);
+      const int32_t dtype = case_.tensors[role]->dtype;
+      const size_t elements = storage->size() / ElementBytes(dtype);
+      for (size_t i = 0; i < elements; ++i) {
+        if (IsSupportedDtype(dtype)) {
+          test::EncodeElement(storage->data(), static_cast<int64_t>(i), static_cast<aclDataType>(dtype),
+                              RandomValue(values, static_cast<Role>(role), case_.non_finite_inputs));
+        } else {
+          (*storage)[i] = static_cast<unsigned char>(values.Bits());
+        }
+      }
+      storages_[role] = std::move(storage);
+    }
+    if (case_.tensors[kOut] && case_.out_storage != kOut) {
+      storages_[kOut] = storages_[case_.out_storage];
+    }
+  }
+
+  void CreateTensors() {
+    for (int role = 0; role < kRoles; ++role) {
+      if (!case_.tensors[role]) {
+        continue;
+      }
+      const Descriptor &d = *case_.tensors[role];
+      const Creation expected = ExpectedCreation(d);
+      const std::string &marker = PrimeErrorMessage();
+      handles_[role] = CreateTensor(d, storages_[role].get());
+      passed_[role] = handles_[role] != nullptr;
+      const std::string what = std::string("aclCreateTensor of ") + kRoleNames[role];
+      if (handles_[role] == nullptr) {
+        const std::string message = aclGetRecentErrMsg();
+        const int status = CreationFailureStatus(message);
+        Count("aclCreateTensor", status);
+        if (expected == Creation::kMustAccept || status < 0) {
+          Unexpected(what + " rejected it: \"" + message + "\"");
+        }
+      } else {
+        Count("aclCreateTensor", ACLNN_SUCCESS);
+        if (expected == Creation::kMustReject) {
+          Unexpected(what + " accepted a view outside its storage or a broken descriptor");
+        }
+        CheckMessage("aclCreateTensor", ACLNN_SUCCESS, marker);
+      }
+    }
+  }
+
+  void CheckDims(const char *api, const aclTensor *tensor, const Shape &expected,
+                 aclnnStatus (*get)(const aclTensor *, int64_t **, uint64_t *)) {
+    int64_t *values = nullptr;
+    uint64_t count = 0;
+    if (Checked(api, {ACLNN_SUCCESS}, [&] { return get(tensor, &values, &count); }) == ACLNN_SUCCESS) {
+      if (Shape(values, values + count) != expected) {
+        Unexpected(std::string(api) + " gave " + test::ShapeText(Shape(values, values + count)) + ", expected " +
+                   test::ShapeText(expected));
+      }
+      delete[] values;
+    }
+    Checked(api, {ACLNN_ERR_PARAM_NULLPTR}, [&] { return get(tensor, nullptr, &count); });
+    Checked(api, {ACLNN_ERR_PARAM_NULLPTR}, [&] { return get(nullptr, &values, &count); });
+  }
+
+  void CheckAccessors() {
+    for (int role = 0; role < kRoles; ++role) {
+      if (handles_[role] == nullptr) {
+        continue;
+      }
+      const Descriptor &d = *case_.tensors[role];
+      const aclTensor *tensor = handles_[role];
+      CheckDims("aclGetViewShape", tensor, d.dims, aclGetViewShape);
+      if (const std::optional<Shape> strides = EffectiveStrides(d)) {
+        CheckDims("aclGetViewStrides", tensor, *strides, aclGetViewStrides);
+      }
+      CheckDims("aclGetStorageShape", tensor, d.storage_dims, aclGetStorageShape);
+      int64_t offset = -1;
+      aclDataType dtype = ACL_DT_UNDEFINED;
+      aclFormat format = ACL_FORMAT_UNDEFINED;
+      Checked("aclGetViewOffset", {ACLNN_SUCCESS}, [&] { return aclGetViewOffset(tensor, &offset); });
+      Checked("aclGetDataType", {ACLNN_SUCCESS}, [&] { return aclGetDataType(tensor, &dtype); });
+      Checked("aclGetFormat", {ACLNN_SUCCESS}, [&] { return aclGetFormat(tensor, &format); });
+      Checked("aclGetDataType", {ACLNN_ERR_PARAM_NULLPTR}, [&] { return aclGetDataType(tensor, nullptr); });
+      if (offset != d.offset || dtype != d.dtype || format != d.format) {
+        Unexpected(std::string("the accessors of ") + kRoleNames[role] + " gave offset " + std::to_string(offset) +
+                   ", dtype " + std::to_string(dtype) + ", format " + std::to_string(format));
+      }
+    }
+  }
+
+  void DestroyTensors() {
+    for (int role = 0; role < kRoles; ++role) {
+      if (handles_[role] == nullptr) {
+        continue;
+      }
+      Checked("aclDestroyTensor", {ACLNN_SUCCESS}, [&] { return aclDestroyTensor(handles_[role]); });
+      if (case_.destroy_twice) {
+        Checked("aclDestroyTensor", {ACLNN_ERR_PARAM_INVALID}, [&] { return aclDestroyTensor(handles_[role]); });
+      }
+      handles_[role] = nullptr;
+    }
+  }
+
+  // The descriptor of a tensor the call receives (nullptr where it gets nullptr).
+  const Descriptor *Passed(Role role) const { return passed_[role] ? &*case_.tensors[role] : nullptr; }
+
+  int64_t NumelOf(Role role) const { return CountOf(Passed(role)->dims).value_or(INT64_MAX); }
+
+  // ---- phase 1 ----
+
+  // The status DESIGN.md §4 gives the call, checks in the seed document's order: null pointers (161001), then
+  // dtypes, reduction, ranks and shapes (161002).
+  int ExpectedPlanStatus() const {
+    const Op op = case_.op;
+    std::vector<Role> roles = {kSelf, kTarget, kWeight, kPosWeight, kOut};
+    if (op != Op::kForward) {
+      roles.push_back(kGrad);
+    }
+    for (Role role : roles) {
+      if (IsRequired(op, role) && Passed(role) == nullptr) {
+        return ACLNN_ERR_PARAM_NULLPTR;
+      }
+    }
+    if (case_.null_workspace_size || case_.null_executor) {
+      return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    for (Role role : roles) {
+      if (Passed(role) != nullptr && Passed(role)->null_data && NumelOf(role) > 0) {
+        return ACLNN_ERR_PARAM_NULLPTR;
+      }
+    }
+    for (Role role : roles) {
+      if (Passed(role) != nullptr && !IsSupportedDtype(Passed(role)->dtype)) {
+        return ACLNN_ERR_PARAM_INVALID;
+      }
+    }
+    if (Passed(kOut)->dtype != Passed(OwnerOf(op))->dtype || case_.reduction < 0 || case_.reduction > 2) {
+      return ACLNN_ERR_PARAM_INVALID;
+    }
+    for (Role role : roles) {
+      if (Passed(role) != nullptr && Passed(role)->dims.size() > kMaxOpRank) {
+        return ACLNN_ERR_PARAM_INVALID;
+      }
+    }
+    const Shape &self = Passed(kSelf)->dims;
+    if (Passed(kTarget)->dims != self) {
+      return ACLNN_ERR_PARAM_INVALID;
+    }
+    for (Role role : {kWeight, kPosWeight, kGrad}) {
+      if (NumelOf(kSelf) > 0 && Passed(role) != nullptr && !BroadcastsTo(Passed(role)->dims, self)) {
+        return ACLNN_ERR_PARAM_INVALID;
+      }
+    }
+    const Shape &out = Passed(kOut)->dims;
+    const bool reduced_forward = op == Op::kForward && case_.reduction != 0;
+    const bool out_shape_right =
+        reduced_forward ? out.empty() || out == Shape{1} : out == Passed(OwnerOf(op))->dims;
+    return out_shape_right ? ACLNN_SUCCESS : ACLNN_ERR_PARAM_INVALID;
+  }
+
+  // Whether a tensor of the call has too many elements to run it or to compute its reference (a stride-0 view
+  // can describe 2^40 elements in one): such a plan is destroyed instead.
+  bool TooLargeToRun() const {
+    for (int role = 0; role < kRoles; ++role) {
+      if (passed_[role] && NumelOf(static_cast<Role>(role)) > kMaxRunElements) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Returns whether phase 2 computed the results.
+  bool PlanAndRun() {
+    const OpApi &api = ApiOf(case_.op);
+    const int expected = ExpectedPlanStatus();
+    int not_an_executor = 0;
+    uint64_t workspace_bytes = 12345;
+    aclOpExecutor *executor = reinterpret_cast<aclOpExecutor *>(&not_an_executor);
+    const int status = Checked(api.plan_name, {expected}, [&] {
+      return api.plan(handles_[kGrad], handles_[kSelf], handles_[kTarget], handles_[kWeight], handles_[kPosWeight],
+                      case_.reduction, handles_[kOut], case_.null_workspace_size ? nullptr : &workspace_bytes,
+                      case_.null_executor ? nullptr : &executor);
+    });
+    if (status != ACLNN_SUCCESS) {
+      if (!case_.null_executor && executor != nullptr) {
+        Unexpected(std::string(api.plan_name) + " failed but did not set *executor to nullptr");
+      }
+      return false;
+    }
+    if (case_.destroy_tensors_before_run) {
+      DestroyTensors();  // a plan outlives the aclTensors it was made from
+    }
+    if (expected != ACLNN_SUCCESS || TooLargeToRun()) {
+      Checked("aclDestroyAclOpExecutor", {ACLNN_SUCCESS}, [&] { return aclDestroyAclOpExecutor(executor); });
+      return false;
+    }
+    return RunPhaseTwo(executor, workspace_bytes);
+  }
+
+  // ---- phase 2 ----
+
+  int CallRun(const OpApi &api, void *workspace, uint64_t size, aclOpExecutor *executor, aclrtStream stream,
+              std::initializer_list<int> expected) {
+    return Checked(api.run_name, expected, [&] { return api.run(workspace, size, executor, stream); });
+  }
+
+  void CallDestroy(aclOpExecutor *executor, int expected) {
+    Checked("aclDestroyAclOpExecutor", {expected}, [&] { return aclDestroyAclOpExecutor(executor); });
+  }
+
+  aclrtStream CreateStream() {
+    aclrtStream stream = nullptr;
+    Checked("aclrtCreateStream", {ACL_SUCCESS}, [&] { return aclrtCreateStream(&stream); });
+    return stream;
+  }
+
+  bool RunPhaseTwo(aclOpExecutor *executor, uint64_t needed) {
+    const OpApi &api = ApiOf(case_.op);
+    Random random(case_seed_ + 2);
+    const int needed_or_not = needed > 0 ? ACLNN_ERR_PARAM_INVALID : ACLNN_SUCCESS;
+    int forged = 0;
+    const uint64_t extra = random.Between(1, 64);
+    Workspace workspace(needed + extra, case_.device_workspace);
+    switch (case_.run_mode) {
+      case RunMode::kRun:
+        return CallRun(api, workspace.data(), needed, executor, nullptr, {ACLNN_SUCCESS}) == ACLNN_SUCCESS;
+      case RunMode::kRunTwice: {
+        const bool computed =
+            CallRun(api, workspace.data(), needed, executor, nullptr, {ACLNN_SUCCESS}) == ACLNN_SUCCESS;
+        CallRun(api, workspace.data(), needed, executor, nullptr, {ACLNN_ERR_PARAM_INVALID});
+        return computed;
+      }
+      case RunMode::kDestroyThenRun:
+        CallDestroy(executor, ACLNN_SUCCESS);
+        CallRun(api, workspace.data(), needed, executor, nullptr, {ACLNN_ERR_PARAM_INVALID});
+        return false;
+      case RunMode::kNullExecutor:
+        CallRun(api, workspace.data(), needed, nullptr, nullptr, {ACLNN_ERR_PARAM_NULLPTR, ACLNN_ERR_PARAM_INVALID});
+        CallDestroy(executor, ACLNN_SUCCESS);
+        return false;
+      case RunMode::kForgedExecutor: {
+        auto *fake = reinterpret_cast<aclOpExecutor *>(&forged);
+        CallRun(api, workspace.data(), needed, fake, nullptr, {ACLNN_ERR_PARAM_INVALID});
+        CallDestroy(fake, ACLNN_ERR_PARAM_INVALID);
+        CallDestroy(executor, ACLNN_SUCCESS);
+        return false;
+      }
+      case RunMode::kOtherOpsRun: {  // phase 2 consumes the executor even when it refuses it
+        const Op other = static_cast<Op>((static_cast<int>(case_.op) + random.Between(1, kOpCount - 1)) % kOpCount);
+        CallRun(ApiOf(other), workspace.data(), needed, executor, nullptr, {ACLNN_ERR_PARAM_INVALID});
+        CallDestroy(executor, ACLNN_ERR_PARAM_INVALID);
+        return false;
+      }
+      case RunMode::kNullWorkspace:
+        return CallRun(api, nullptr, needed, executor, nullptr, {needed_or_not}) == ACLNN_SUCCESS;
+      case RunMode::kShortWorkspace: {
+        const uint64_t size = needed > 0 ? static_cast<uint64_t>(random.Between(0, needed - 1)) : 0;
+        return CallRun(api, workspace.data(), size, executor, nullptr, {needed_or_not}) == ACLNN_SUCCESS;
+      }
+      case RunMode::kMisalignedWorkspace:
+        return CallRun(api, workspace.data() == nullptr ? nullptr : workspace.data() + random.Between(1, 7), needed,
+                       executor, nullptr, {needed_or_not}) == ACLNN_SUCCESS;
+      case RunMode::kLargerWorkspace:
+        return CallRun(api, workspace.data(), needed + extra, executor, nullptr, {ACLNN_SUCCESS}) == ACLNN_SUCCESS;
+      case RunMode::kLiveStream: {
+        aclrtStream stream = CreateStream();
+        const bool computed =
+            CallRun(api, workspace.data(), needed, executor, stream, {ACLNN_SUCCESS}) == ACLNN_SUCCESS;
+        Checked("aclrtSynchronizeStream", {ACL_SUCCESS}, [&] { return aclrtSynchronizeStream(stream); });
+        Checked("aclrtDestroyStream", {ACL_SUCCESS}, [&] { return aclrtDestroyStream(stream); });
+        return computed;
+      }
+      case RunMode::kDestroyedStream: {
+        aclrtStream stream = CreateStream();
+        Checked("aclrtDestroyStream", {ACL_SUCCESS}, [&] { return aclrtDestroyStream(stream); });
+        CallRun(api, workspace.data(), needed, executor, stream, {ACLNN_ERR_PARAM_INVALID});
+        return false;
+      }
+      case RunMode::kForgedStream:
+        CallRun(api, workspace.data(), needed, executor, &forged, {ACLNN_ERR_PARAM_INVALID});
+        return false;
+    }
+    return false;
+  }
+
+  // ---- checks after the call ----
+
+  // Every buffer keeps its bytes, except the elements of out's view when phase 2 computed them.
+  void CheckStoragesUnchanged(bool computed) {
+    std::vector<bool> writable;
+    if (computed) {
+      const Descriptor &out = *case_.tensors[kOut];
+      writable.assign(storages_[kOut]->size(), false);
+      for (int64_t index : ViewIndices(out)) {
+        std::fill_n(writable.begin() + index * ElementBytes(out.dtype), ElementBytes(out.dtype), true);
+      }
+    }
+    for (int role = 0; role < kRoles; ++role) {
+      if (!storages_[role] || (role == kOut && case_.out_storage != kOut)) {
+        continue;
+      }
+      const bool holds_out = computed && storages_[role] == storages_[kOut];
+      const Storage &now = *storages_[role];
+      for (size_t byte = 0; byte < now.size(); ++byte) {
+        if (now[byte] != snapshots_[role][byte] && !(holds_out && writable[byte])) {
+          Report(&stats_->mismatches, std::string("byte ") + std::to_string(byte) + " of the storage of " +
+                                          kRoleNames[role] + " changed" +
+                                          (computed ? " outside out's view" : " although the call failed"));
+          break;
+        }
+      }
+    }
+  }
+
+  // Whether out's view shares memory with an input or with itself: its results are then not defined element by
+  // element, and are not compared.
+  bool OutputOverlaps() const {
+    if (case_.out_storage != kOut) {
+      return true;
+    }
+    std::vector<int64_t> indices = ViewIndices(*case_.tensors[kOut]);
+    std::sort(indices.begin(), indices.end());
+    return std::adjacent_find(indices.begin(), indices.end()) != indices.end();
+  }
+
+  // An input's values as they were before the call (an overlapping output may have overwritten them since).
+  test::RefArray Array(Role role) const {
+    return test::RefArray{case_.tensors[role]->dims, ViewValues(*case_.tensors[role], snapshots_[role])};
+  }
+
+  std::optional<test::RefArray> OptionalArray(Role role) const {
+    return passed_[role] ? std::optional<test::RefArray>(Array(role)) : std::nullopt;
+  }
+
+  void CheckResults() {
+    if (OutputOverlaps()) {
+      ++stats_->runs_not_compared;
+      return;
+    }
+    test::RefProblem problem{Array(kSelf), Array(kTarget), OptionalArray(kWeight), OptionalArray(kPosWeight),
+                             case_.op == Op::kForward ? std::nullopt : OptionalArray(kGrad), case_.reduction};
+    Magnitudes magnitudes;
+    magnitudes.x = MaxMagnitude(problem.x.values);
+    magnitudes.y = MaxMagnitude(problem.y.values);
+    magnitudes.w = problem.w ? MaxMagnitude(problem.w->values) : 1.0;
+    magnitudes.p = problem.p ? MaxMagnitude(problem.p->values) : 1.0;
+    magnitudes.g = problem.g ? MaxMagnitude(problem.g->values) : 1.0;
+    const test::RefResult reference = test::Reference(problem);
+    const std::vector<double> *expected_by_op[kOpCount] = {&reference.loss, &reference.dx, &reference.dy,
+                                                            &reference.dw, &reference.dp};
+    const std::vector<double> &expected = *expected_by_op[static_cast<int>(case_.op)];
+    const Descriptor &out = *case_.tensors[kOut];
+    const std::vector<double> actual = ViewValues(out, *storages_[kOut]);
+    const double bound = ResultErrorBound(magnitudes, static_cast<double>(test::NumelOf(problem.x.shape)),
+                                          static_cast<double>(expected.size()));
+    if (!std::isfinite(bound)) {
+      ++stats_->runs_not_compared;
+      return;
+    }
+    stats_->elements_compared += actual.size();
+    for (size_t i = 0; i < actual.size() && i < expected.size(); ++i) {
+      if (!Acceptable(actual[i], expected[i], bound, static_cast<aclDataType>(out.dtype))) {
+        Report(&stats_->mismatches, "out element " + std::to_string(i) + " is " + NumberText(actual[i]) +
+                                        ", the float64 reference " + NumberText(expected[i]) +
+                                        " (bound " + NumberText(bound) + ")");
+        return;
+      }
+    }
+    if (actual.size() != expected.size()) {
+      Report(&stats_->mismatches, "out has " + std::to_string(actual.size()) + " elements, the reference " +
+                                      std::to_string(expected.size()));
+    }
+  }
+
+  // The float32 error bound of one output: one element's bound per element summed into it, divided for mean.
+  double ResultErrorBound(const Magnitudes &magnitudes, double numel, double outputs) const {
+    if (numel == 0) {
+      return 0.0;
+    }
+    const bool reduces = case_.op == Op::kGradWeight || case_.op == Op::kGradPosWeight ||
+                         (case_.op == Op::kForward && case_.reduction != 0);
+    const double summed = reduces ? numel / outputs : 1.0;
+    const double scale = case_.reduction == 1 ? 1.0 / numel : 1.0;
+    return ElementErrorBound(case_.op, magnitudes) * summed * scale;
+  }
+
+  const uint64_t seed_;
+  const uint64_t index_;
+  const uint64_t case_seed_;
+  Stats *const stats_;
+  const Case case_;
+  bool described_ = false;
+  std::array<std::shared_ptr<Storage>, kRoles> storages_;
+  std::array<Storage, kRoles> snapshots_;
+  std::array<aclTensor *, kRoles> handles_ = {};
+  std::array<bool, kRoles> passed_ = {};  // whether the call got the tensor (created, not nullptr)
+};
+
+}  // namespace
+
+void RunCase(uint64_t seed, uint64_t index, Stats *stats) { CaseRunner(seed, index, stats).Run(); }
+
+}  // namespace fuzz

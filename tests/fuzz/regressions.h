@@ -1,0 +1,15 @@
+// Deterministic cases for the bugs the fuzzer found (each fixed in aclnn_adapter/), run by
+// `ms_bcewl_fuzz --regressions`. docs/reliability.md lists them.
+#ifndef MS_BCEWL_TESTS_FUZZ_REGRESSIONS_H_
+#define MS_BCEWL_TESTS_FUZZ_REGRESSIONS_H_
+
+#include "fuzz_case.h"
+
+namespace fuzz {
+
+// Runs every regression case; a failure counts as unexpected in stats and is printed.
+void RunRegressions(Stats *stats);
+
+}  // namespace fuzz
+
+#endif  // MS_BCEWL_TESTS_FUZZ_REGRESSIONS_H_

@@ -1,0 +1,64 @@
+#include "tolerance.h"
+
+#include <cmath>
+#include <limits>
+
+#include "host_tensor.h"
+
+namespace fuzz {
+namespace {
+
+// Roundings per term allowed for: a handful of float32 operations, and the few ulps of the SIMD exp and log1p.
+constexpr double kFloat32Roundings = 16.0;
+constexpr double kFloat32Epsilon = 1.0 / (1 << 24);
+
+}  // namespace
+
+double MaxMagnitude(const std::vector<double> &values) {
+  double largest = 0.0;
+  for (double value : values) {
+    if (!std::isfinite(value)) {
+      return std::numeric_limits<double>::infinity();
+    }
+    largest = std::fmax(largest, std::fabs(value));
+  }
+  return largest;
+}
+
+// The magnitudes of the terms of the formulas of DESIGN.md §3, with |logsig(+-x)| <= |x| + log 2.
+double ElementErrorBound(Op op, const Magnitudes &m) {
+  const double log_sigmoid = m.x + std::log(2.0);
+  const double one_minus_y = 1.0 + m.y;
+  const double log_sigmoid_factor = 1.0 + (m.p + 1.0) * m.y;  // |1 + (p - 1) * y|
+  const double unweighted_loss = one_minus_y * m.x + log_sigmoid_factor * log_sigmoid;
+  double terms = 0.0;
+  switch (op) {
+    case Op::kForward:
+      terms = m.w * unweighted_loss;
+      break;
+    case Op::kGradSelf:
+      terms = m.w * m.g * (2.0 * m.p * m.y + one_minus_y);
+      break;
+    case Op::kGradTarget:
+      terms = m.w * m.g * (1.0 + m.p) * log_sigmoid;
+      break;
+    case Op::kGradWeight:
+      terms = m.g * unweighted_loss;
+      break;
+    case Op::kGradPosWeight:
+      terms = m.w * m.y * log_sigmoid * m.g;
+      break;
+  }
+  return kFloat32Roundings * kFloat32Epsilon * terms;
+}
+
+bool Acceptable(double actual, double expected, double bound, aclDataType dtype) {
+  if (std::isnan(expected)) {
+    return std::isnan(actual);
+  }
+  const double lowest = test::RoundToDtype(expected - bound, dtype);
+  const double highest = test::RoundToDtype(expected + bound, dtype);
+  return actual >= lowest && actual <= highest;
+}
+
+}  // namespace fuzz

@@ -1,0 +1,48 @@
+"""Leak and memory-error checks under valgrind, on a plain (Release, non-sanitized) build of tests/fuzz.
+
+Two programs run under `valgrind --leak-check=full`: the seed document's aclnn example (examples/aclnn) and a
+fixed-seed fuzz run (tests/fuzz). Each must exit 0 with valgrind reporting no error and no definitely, indirectly or
+possibly lost block (those kinds make valgrind exit with LEAK_EXIT_STATUS). The sanitized builds of test_fuzz.py and
+test_aclnn_native.py cover the same code with LeakSanitizer.
+"""
+import re
+import shutil
+
+import pytest
+
+from native_build import HAVE_TOOLCHAIN, RELIABILITY_PROJECT, cmake_build, run
+
+pytestmark = pytest.mark.skipif(not HAVE_TOOLCHAIN or shutil.which("valgrind") is None,
+                                reason="needs cmake, g++ and valgrind")
+
+LEAK_EXIT_STATUS = 99
+VALGRIND = ["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite,indirect,possible",
+            f"--error-exitcode={LEAK_EXIT_STATUS}"]
+FUZZ_CASES = 600  # about 10 s under valgrind
+NO_LEAK = re.compile(r"All heap blocks were freed -- no leaks are possible|definitely lost: 0 bytes in 0 blocks")
+NO_ERROR = re.compile(r"ERROR SUMMARY: 0 errors from 0 contexts")
+
+
+@pytest.fixture(scope="module")
+def plain_build(tmp_path_factory):
+    return cmake_build(RELIABILITY_PROJECT, tmp_path_factory.mktemp("leaks_plain"),
+                       ["ms_bcewl_fuzz", "bce_with_logits_example"], sanitize=False)
+
+
+def assert_clean_under_valgrind(command):
+    result = run(VALGRIND + command)
+    report = result.stderr
+    assert result.returncode == 0, f"exit status {result.returncode}:\n{result.stdout[-3000:]}\n{report[-6000:]}"
+    assert NO_LEAK.search(report) and NO_ERROR.search(report), report[-6000:]
+    return result.stdout
+
+
+def test_aclnn_example_has_no_leak_or_memory_error(plain_build):
+    output = assert_clean_under_valgrind([plain_build / "examples_aclnn" / "bce_with_logits_example"])
+    assert len(re.findall(r"^result\[\d+\] is: ", output, flags=re.MULTILINE)) == 8, output
+
+
+def test_fixed_seed_fuzz_run_has_no_leak_or_memory_error(plain_build):
+    output = assert_clean_under_valgrind([plain_build / "ms_bcewl_fuzz", "--seed", "1", "--iterations",
+                                          str(FUZZ_CASES)])
+    assert re.search(r"^fuzz summary: .* mismatches=0 unexpected=0 ", output, flags=re.MULTILINE), output[-3000:]
