@@ -1,6 +1,6 @@
 """ms_bcewl.binary_cross_entropy_with_logits: validate, pick the primitive of the variant, call it."""
 from ms_bcewl.primitives import FORWARD
-from ms_bcewl.validation import check_arguments
+from ms_bcewl.validation import check_arguments, describe
 
 _API = "binary_cross_entropy_with_logits"
 
@@ -29,7 +29,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
         TypeError: an argument is not a Tensor, has an unsupported dtype, or reduction is not a str.
         ValueError: shapes do not match or broadcast, rank above 8, or an unknown reduction.
     """
-    check_arguments(_API, input, target, weight, pos_weight, reduction)
+    check_arguments(_API, describe(input), describe(target), describe(weight), describe(pos_weight), reduction)
     primitive = FORWARD[(weight is not None, pos_weight is not None, reduction)]
     if weight is None and pos_weight is None:
         return primitive(input, target)

@@ -1,11 +1,14 @@
 """Argument checks, run before anything is launched.
 
-The checks are pure functions of names, shapes and dtypes, wrapped with MindSpore's ``constexpr`` so that graph
-mode evaluates them while compiling (the error is raised at the call that compiles the graph) and PyNative mode
-calls them directly. A dimension of -1 (dynamic shape) is unknown here; the native library checks it when the
-call runs.
+The checks are pure functions of names, shapes and dtypes. ``check_arguments`` runs them all as one MindSpore
+``constexpr`` over a description of each argument (``describe``: is it a Tensor, its shape and dtype, or the
+value itself): graph mode evaluates it while compiling (the error is raised at the call that compiles the graph),
+PyNative mode calls it as the plain function it wraps, so a PyNative call pays for a few Python calls and no
+launched operator. Tensors themselves never enter the constexpr: graph mode would fold a constexpr that reads the
+concrete tensors of a call into constants. A dimension of -1 (dynamic shape) is
+unknown here; the native library checks it when the call runs.
 """
-from mindspore import ops
+from mindspore import Tensor, ops
 from mindspore.common import dtype as mstype
 from mindspore.ops.primitive import constexpr
 
@@ -19,16 +22,31 @@ def _prefix(api):
     return f"For '{api}', "
 
 
-@constexpr(check=False)
 def check_is_tensor(api, name, value, optional):
     """TypeError unless ``value`` is a Tensor (or None where the argument is optional)."""
-    if value is None and optional:
+    _check_description(api, name, describe(value), optional)
+
+
+def describe(value):
+    """(is a Tensor, shape, dtype) of a Tensor, (False, value, None) of anything else, None of None; graph-mode safe.
+
+    isinstance runs at compile time in graph mode, where a non-constant value that is not a Tensor reads as None.
+    """
+    if value is None:
+        return None
+    if isinstance(value, Tensor):
+        return True, ops.shape(value), value.dtype
+    return False, value, None
+
+
+def _check_description(api, name, description, optional):
+    if description is None and optional:
         return
-    if not isinstance(ops.typeof(value), mstype.TensorType):
-        raise TypeError(f"{_prefix(api)}'{name}' must be a Tensor, but got {type(value).__name__}.")
+    if description is None or not description[0]:
+        got = "None" if description is None else type(description[1]).__name__
+        raise TypeError(f"{_prefix(api)}'{name}' must be a Tensor, but got {got}.")
 
 
-@constexpr
 def check_reduction(api, reduction):
     """TypeError for a non-string reduction, ValueError for an unknown one."""
     if not isinstance(reduction, str):
@@ -76,7 +94,6 @@ def _check_broadcasts_to(api, name, shape, input_shape):
                          f"{input_shape} without enlarging it.")
 
 
-@constexpr
 def check_tensors(api, input_info, target_info, weight_info, pos_weight_info):
     """Dtypes, ranks and shapes of the tensor arguments; each *_info is (shape, dtype) or None."""
     named = [("input", input_info), ("target", target_info), ("weight", weight_info),
@@ -92,19 +109,14 @@ def check_tensors(api, input_info, target_info, weight_info, pos_weight_info):
         _check_broadcasts_to(api, name, shape, input_shape)
 
 
-def tensor_info(tensor):
-    """(static shape, dtype) of a tensor, or None; graph-mode safe."""
-    if tensor is None:
-        return None
-    return ops.shape(tensor), tensor.dtype
-
-
+@constexpr
 def check_arguments(api, input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
-    """Every check of the error contract, in order: types, reduction, dtypes, ranks, shapes."""
-    check_is_tensor(api, "input", input, False)
-    check_is_tensor(api, "target", target, False)
-    check_is_tensor(api, "weight", weight, True)
-    check_is_tensor(api, "pos_weight", pos_weight, True)
+    """Every check of the error contract, in order: types, reduction, dtypes, ranks, shapes; each tensor argument
+    comes as its ``describe``."""
+    described = (("input", input, False), ("target", target, False), ("weight", weight, True),
+                 ("pos_weight", pos_weight, True))
+    for name, description, optional in described:
+        _check_description(api, name, description, optional)
     check_reduction(api, reduction)
-    check_tensors(api, tensor_info(input), tensor_info(target), tensor_info(weight), tensor_info(pos_weight))
-
+    infos = [None if description is None else description[1:] for _, description, _ in described]
+    check_tensors(api, *infos)
