@@ -1,6 +1,6 @@
 """The Ascend backend of ms_bcewl.primitives: the CANN op package's two kernels, composed with MindSpore ops.
 
-primitives.FORWARD holds these losses instead of the host library's AOT primitives when
+primitives.GRAPH_FORWARD and PYNATIVE_FORWARD hold these losses instead of the host library's AOT primitives when
 ``mindspore.get_context("device_target") == "Ascend"`` at import time (same keys, same call signatures).
 
 Why the pipeline is composed here and not by one aclnn call per loss: MindSpore's custom aclnn kernel hands the
@@ -297,7 +297,7 @@ _LOSS_CLASSES = {(False, False): _PlainLoss, (True, False): _WeightLoss, (False,
 
 
 def forward_table(kernels):
-    """FORWARD of ms_bcewl.primitives: {(has_weight, has_pos_weight, reduction): loss}, built once."""
+    """GRAPH_FORWARD of ms_bcewl.primitives: {(has_weight, has_pos_weight, reduction): loss}, built once."""
     return {(has_weight, has_pos_weight, reduction): loss_class(kernels, has_weight, has_pos_weight, reduction)
             for (has_weight, has_pos_weight), loss_class in _LOSS_CLASSES.items() for reduction in REDUCTIONS}
 

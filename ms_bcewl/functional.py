@@ -1,5 +1,5 @@
 """ms_bcewl.binary_cross_entropy_with_logits: validate, pick the primitive of the variant, call it."""
-from ms_bcewl.primitives import FORWARD
+from ms_bcewl.primitives import GRAPH_FORWARD, PYNATIVE_FORWARD, in_graph
 from ms_bcewl.validation import check_arguments, describe
 
 _API = "binary_cross_entropy_with_logits"
@@ -30,7 +30,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
         ValueError: shapes do not match or broadcast, rank above 8, or an unknown reduction.
     """
     check_arguments(_API, describe(input), describe(target), describe(weight), describe(pos_weight), reduction)
-    primitive = FORWARD[(weight is not None, pos_weight is not None, reduction)]
+    variant = (weight is not None, pos_weight is not None, reduction)
+    if in_graph():
+        primitive = GRAPH_FORWARD[variant]
+    else:
+        primitive = PYNATIVE_FORWARD[variant + (target.dtype,)]
     if weight is None and pos_weight is None:
         return primitive(input, target)
     if pos_weight is None:

@@ -3,15 +3,22 @@
 Every primitive is created when the package is imported, because graph mode cannot create a primitive while it
 compiles; calls only look one up. A variant says which optional inputs are passed (absent ones are not passed
 at all) and picks the native entry point ``ms_bcewl_<operation>_<variant>_<reduction>`` (see
-aclnn_adapter/src/aot/aot_entries.cpp). Output shapes come from the library's C++ InferShape, so dynamic
-shapes work in graph mode; output dtypes are the dtype of the argument each output belongs to.
+aclnn_adapter/src/aot/aot_entries.cpp). Output dtypes are the dtype of the argument each output belongs to.
+
+Output shapes come from one of two places, hence two tables with the same keys:
+- GRAPH_FORWARD, keyed (has_weight, has_pos_weight, reduction): the library's C++ InferShape, so that dynamic
+  shapes (-1 dims) work when a graph is compiled;
+- PYNATIVE_FORWARD, keyed (..., target dtype): a Python shape function. PyNative infers every call anew, and
+  MindSpore's C++ infer path for AOT ops costs about 15 µs a call, a third of a small call; PyNative shapes are
+  always concrete, so the Python function is all it needs.
+``in_graph()`` tells the two apart at a call site (functional.py).
 """
 from mindspore import ops
-from mindspore.ops import CustomRegOp, DataType
+from mindspore.ops import CustomRegOp, DataType, PrimitiveWithInfer
 
 from ms_bcewl import ascend_dispatch
 from ms_bcewl._library import library_path
-from ms_bcewl.validation import REDUCTIONS
+from ms_bcewl.validation import REDUCTIONS, SUPPORTED_DTYPES
 
 _VARIANTS = {(False, False): "plain", (True, False): "w", (False, True): "p", (True, True): "wp"}
 
@@ -25,24 +32,35 @@ def _input_names(has_weight, has_pos_weight):
     return names
 
 
-def _custom(entry, input_names, output_name, output_dtype_from, bprop=None):
-    """An AOT primitive on the host library; its output takes the dtype of input ``output_dtype_from``."""
+def _custom(entry, input_names, output_name, output_dtype, output_shape, bprop=None):
+    """An AOT primitive on the host library. output_dtype: a fixed dtype or a function of the input dtypes;
+    output_shape: a function of the input shapes, or None for the library's InferShape."""
     reg = CustomRegOp(entry)
     for index, name in enumerate(input_names):
         reg = reg.input(index, name)
     reg = reg.output(0, output_name).dtype_format(*[DataType.None_None] * (len(input_names) + 1)).target("CPU")
-    position = input_names.index(output_dtype_from)
-    return ops.Custom(f"{library_path()}:{entry}", out_shape=None,
-                      out_dtype=lambda *dtypes: dtypes[position],
+    return ops.Custom(f"{library_path()}:{entry}", out_shape=output_shape, out_dtype=output_dtype,
                       func_type="aot", bprop=bprop, reg_info=reg.get_op_info())
 
 
+def _shape_of(position):
+    return lambda *shapes: shapes[position]
+
+
+def _dtype_of(position):
+    return lambda *dtypes: dtypes[position]
+
+
 def _gradient_primitives(variant, has_weight, has_pos_weight, reduction):
-    """Primitives of (dx, dy, dw or None, dp or None); each takes (dout, input, target, [weight], [pos_weight])."""
+    """Primitives of (dx, dy, dw or None, dp or None); each takes (dout, input, target, [weight], [pos_weight]).
+
+    Their shapes come from the library's InferShape in both tables: PyNative compiles a bprop into a graph where
+    shapes are dynamic (a Cell with set_inputs), so a bprop must be able to run in a graph."""
     names = ["dout"] + _input_names(has_weight, has_pos_weight)
 
     def grad(operation, of):
-        return _custom(f"ms_bcewl_{operation}_{variant}_{reduction}", names, f"d_{of}", of)
+        return _custom(f"ms_bcewl_{operation}_{variant}_{reduction}", names, f"d_{of}", _dtype_of(names.index(of)),
+                       None)
 
     return (grad("input_grad", "input"), grad("target_grad", "target"),
             grad("weight_grad", "weight") if has_weight else None,
@@ -67,20 +85,54 @@ def _bprop(grads):
     return bprop_plain
 
 
-def _forward_primitive(has_weight, has_pos_weight, reduction):
-    variant = _VARIANTS[(has_weight, has_pos_weight)]
-    grads = _gradient_primitives(variant, has_weight, has_pos_weight, reduction)
-    return _custom(f"ms_bcewl_forward_{variant}_{reduction}", _input_names(has_weight, has_pos_weight),
-                   "loss", "target", bprop=_bprop(grads))
+def _host_forward_table(for_graph):
+    """GRAPH_FORWARD (for_graph) or PYNATIVE_FORWARD, whose keys also name the target's dtype."""
+    table = {}
+    for (has_weight, has_pos_weight), variant in _VARIANTS.items():
+        names = _input_names(has_weight, has_pos_weight)
+        for reduction in REDUCTIONS:
+            entry = f"ms_bcewl_forward_{variant}_{reduction}"
+            bprop = _bprop(_gradient_primitives(variant, has_weight, has_pos_weight, reduction))
+            key = (has_weight, has_pos_weight, reduction)
+            dtype_of_target = _dtype_of(names.index("target"))
+            if for_graph:
+                table[key] = _custom(entry, names, "loss", dtype_of_target, None, bprop)
+            elif reduction != "none":
+                # A 0-d output keeps the library's InferShape and a dtype function: MindSpore 2.10 fails on a 0-d
+                # output with a Python shape or a fixed dtype in a PyNative Cell with dynamic inputs (set_inputs):
+                # "The pointer[shape_vector] is null".
+                loss = _custom(entry, names, "loss", dtype_of_target, None, bprop)
+                table.update({key + (dtype,): loss for dtype in SUPPORTED_DTYPES})
+            else:
+                # A fixed dtype also spares each call the Python dtype function (about 6 µs).
+                table.update({key + (dtype,): _custom(entry, names, "loss", dtype, _shape_of(0), bprop)
+                              for dtype in SUPPORTED_DTYPES})
+    return table
 
 
-def _host_forward_table():
-    return {(has_weight, has_pos_weight, reduction): _forward_primitive(has_weight, has_pos_weight, reduction)
-            for has_weight, has_pos_weight in _VARIANTS for reduction in REDUCTIONS}
+class _InGraph(PrimitiveWithInfer):
+    """``in_graph()`` is True where MindSpore compiles the call into a graph (GRAPH_MODE, mindspore.jit), which
+    infers a constant primitive's value, and False where Python runs it (PyNative), which calls it."""
 
+    def __init__(self):
+        super().__init__("ms_bcewl_in_graph")
+        self.set_const_prim(True)
+
+    def __infer__(self):
+        return {"dtype": None, "shape": None, "value": True}
+
+    def __call__(self):
+        return False
+
+
+in_graph = _InGraph()
 
 # ---- Backend choice, made once at import (everything above is the host backend) ----
-# With device_target "Ascend" the table holds ms_bcewl/ascend_dispatch.py's losses over the CANN op package's
-# kernels instead; same keys and call signatures.
-FORWARD = (ascend_dispatch.forward_table(ascend_dispatch.aclnn_kernels()) if ascend_dispatch.runs_on_ascend()
-           else _host_forward_table())
+# With device_target "Ascend" both tables hold ms_bcewl/ascend_dispatch.py's losses over the CANN op package's
+# kernels instead (one loss for every dtype of a PyNative key); same keys and call signatures.
+if ascend_dispatch.runs_on_ascend():
+    GRAPH_FORWARD = ascend_dispatch.forward_table(ascend_dispatch.aclnn_kernels())
+    PYNATIVE_FORWARD = {key + (dtype,): loss for key, loss in GRAPH_FORWARD.items() for dtype in SUPPORTED_DTYPES}
+else:
+    GRAPH_FORWARD = _host_forward_table(for_graph=True)
+    PYNATIVE_FORWARD = _host_forward_table(for_graph=False)

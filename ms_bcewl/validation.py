@@ -109,10 +109,7 @@ def check_tensors(api, input_info, target_info, weight_info, pos_weight_info):
         _check_broadcasts_to(api, name, shape, input_shape)
 
 
-@constexpr
-def check_arguments(api, input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
-    """Every check of the error contract, in order: types, reduction, dtypes, ranks, shapes; each tensor argument
-    comes as its ``describe``."""
+def _check_all(api, input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
     described = (("input", input, False), ("target", target, False), ("weight", weight, True),
                  ("pos_weight", pos_weight, True))
     for name, description, optional in described:
@@ -120,3 +117,25 @@ def check_arguments(api, input, target, weight, pos_weight, reduction):  # pylin
     check_reduction(api, reduction)
     infos = [None if description is None else description[1:] for _, description, _ in described]
     check_tensors(api, *infos)
+
+
+# Argument descriptions that passed every check: a training loop repeats the same few, and looking one up costs a
+# tenth of checking it again. Bounded, since each entry is a distinct signature.
+_PASSED = set()
+_PASSED_LIMIT = 4096
+
+
+@constexpr
+def check_arguments(api, input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
+    """Every check of the error contract, in order: types, reduction, dtypes, ranks, shapes; each tensor argument
+    comes as its ``describe``."""
+    arguments = (api, input, target, weight, pos_weight, reduction)
+    try:
+        if arguments in _PASSED:
+            return
+        hashable = True
+    except TypeError:  # a non-Tensor argument such as a list: the checks below reject it
+        hashable = False
+    _check_all(*arguments)
+    if hashable and len(_PASSED) < _PASSED_LIMIT:
+        _PASSED.add(arguments)

@@ -66,6 +66,20 @@ def test_call_styles_forward_and_gradients(mode, reduction, style):
         R.assert_close(R.to_f64(grad), expected[k], case.dtypes[k], "grad", msg=f"{style} d{'xywp'[k]}")
 
 
+def test_in_graph_tells_a_compiled_call_from_a_python_call(pynative):
+    """functional.py picks GRAPH_FORWARD or PYNATIVE_FORWARD by in_graph(); a wrong answer either way would put
+    primitives without C++ shape inference into graphs with dynamic shapes, or slow every PyNative call."""
+    from ms_bcewl.primitives import in_graph
+
+    def which(x):
+        return x * 2 if in_graph() else x * 3
+
+    x = ms.Tensor([1.0], ms.float32)
+    assert in_graph() is False
+    assert which(x).asnumpy()[0] == 3.0
+    assert ms.jit(which)(x).asnumpy()[0] == 2.0
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Dynamic batch
 # ---------------------------------------------------------------------------------------------------------------

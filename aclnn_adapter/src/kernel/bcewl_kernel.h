@@ -6,9 +6,11 @@
 // Reduction order (what makes sums bitwise reproducible for every thread count): PlanReduction reorders the
 // problem dims so that the kept dims (those of the destination) come first and the reduced dims last; in that
 // row-major order the contributions to output o are the linear range [o * per_output, (o + 1) * per_output).
-// That range is cut into blocks of kReductionBlockElements; each block sums its float32 values into a float64
-// in index order, then the block partials are added in block order, the total is multiplied by the scale
-// and cast once to the destination dtype.
+// That range is cut into blocks of kReductionBlockElements. A block sums its float32 values in 16 float64 lanes
+// (the value at position q of the block goes to lane q % 16; each lane adds its values in index order), and folds
+// the lanes in halves (lane j += lane j + h for h = 8, 4, 2, 1); then the block partials are added in block order,
+// the total is multiplied by the scale and cast once to the destination dtype. The lanes keep the additions of a
+// block independent of each other, so SIMD kernels add a whole vector at once instead of one value after another.
 #ifndef MS_BCEWL_KERNEL_BCEWL_KERNEL_H_
 #define MS_BCEWL_KERNEL_BCEWL_KERNEL_H_
 

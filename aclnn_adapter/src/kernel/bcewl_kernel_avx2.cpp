@@ -44,6 +44,11 @@ struct Avx2 {
   static bool Any(M m) { return _mm256_movemask_ps(m) != 0; }
   static F Exp(F t) { return VectorExp<Avx2>(t); }
   static F Log1p(F e) { return VectorLog1p<Avx2>(e); }
+  static void AddToLanes(double *lanes, F value) {
+    _mm256_storeu_pd(lanes, _mm256_add_pd(_mm256_loadu_pd(lanes), _mm256_cvtps_pd(_mm256_castps256_ps128(value))));
+    _mm256_storeu_pd(lanes + 4,
+                     _mm256_add_pd(_mm256_loadu_pd(lanes + 4), _mm256_cvtps_pd(_mm256_extractf128_ps(value, 1))));
+  }
 
   static F LoadHalf(const uint16_t *source) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(source)));

@@ -52,6 +52,11 @@ struct Avx512 {
   static bool Any(M m) { return m != 0; }
   static F Exp(F t) { return VectorExp<Avx512>(t); }
   static F Log1p(F e) { return VectorLog1p<Avx512>(e); }
+  static void AddToLanes(double *lanes, F value) {
+    const __m256 high = _mm256_castsi256_ps(_mm512_extracti64x4_epi64(_mm512_castps_si512(value), 1));
+    _mm512_storeu_pd(lanes, _mm512_add_pd(_mm512_loadu_pd(lanes), _mm512_cvtps_pd(_mm512_castps512_ps256(value))));
+    _mm512_storeu_pd(lanes + 8, _mm512_add_pd(_mm512_loadu_pd(lanes + 8), _mm512_cvtps_pd(high)));
+  }
 
   static F LoadHalf(const uint16_t *source) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(source)));

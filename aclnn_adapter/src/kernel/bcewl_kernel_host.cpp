@@ -14,8 +14,9 @@
 // Work is cut into chunks of kChunk elements at fixed multiples of kChunk (and, for reductions, taken as whole
 // reduction blocks by the tasks), staged as contiguous float32, and handed to the ISA kernel. Calls below
 // kSerialBelow elements run on the calling thread. Element values depend only on the element, and every block of a
-// reduction is summed in index order by one task (its partial goes to the workspace; the partials of an output are
-// added in block order after the tasks), so results are bitwise the same for every thread count.
+// reduction is summed in the lane order of bcewl_kernel.h by one task (its partial goes to the workspace; the
+// partials of an output are added in block order after the tasks), so results are bitwise the same for every
+// thread count.
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -31,14 +32,30 @@
 
 namespace ms_bcewl::kernel {
 
+void BlockSums::Open(int64_t start, int64_t contributions_per_output, double *destination) {
+  std::fill(lanes, lanes + kSumLanes, 0.0);
+  filled = 0;
+  partials = destination;
+  position = start;
+  per_output = contributions_per_output;
+  length = std::min(kReductionBlockElements, per_output - position);
+}
+
+// Folds the lanes in halves: lane j += lane j + h for h = 8, 4, 2, 1. Lanes the block never reached hold +0.0 and
+// are left out (adding +0.0 changes no lane sum: a sum that starts at +0.0 is never -0.0).
 void BlockSums::Close() {
-  *partials++ = acc;
-  acc = 0.0;
-  position += kReductionBlockElements;
-  if (position >= per_output) {
-    position = 0;
+  int width = kSumLanes;
+  while (width / 2 >= length) {
+    width /= 2;
   }
-  left = std::min(kReductionBlockElements, per_output - position);
+  for (int half = width / 2; half > 0; half /= 2) {
+    for (int lane = 0; lane < half; ++lane) {
+      lanes[lane] += lanes[lane + half];
+    }
+  }
+  *partials++ = lanes[0];
+  const int64_t next = position + kReductionBlockElements;
+  Open(next >= per_output ? 0 : next, per_output, partials);
 }
 
 namespace {
@@ -359,11 +376,7 @@ int64_t BlockStart(const Reduction &reduction, int64_t block) {
 void SumBlocks(const Plan &plan, Stager &stager, const Reduction &reduction, Quantity quantity, int64_t first_block,
                int64_t last_block, double *partials) {
   BlockSums sums;
-  sums.acc = 0.0;
-  sums.partials = partials;
-  sums.position = (first_block % reduction.blocks_per_output) * kReductionBlockElements;
-  sums.per_output = reduction.per_output;
-  sums.left = std::min(kReductionBlockElements, reduction.per_output - sums.position);
+  sums.Open((first_block % reduction.blocks_per_output) * kReductionBlockElements, reduction.per_output, partials);
   ForEachChunk(BlockStart(reduction, first_block), BlockStart(reduction, last_block),
                [&](int64_t first, int64_t count) {
                  plan.kernels->sums(quantity, count, stager.Inputs(first, count), &sums);

@@ -53,6 +53,7 @@ struct Scalar {
   static bool Any(M m) { return m; }
   static F Exp(F t) { return std::exp(t); }
   static F Log1p(F e) { return std::log1p(e); }
+  static void AddToLanes(double *lanes, F value) { lanes[0] += static_cast<double>(value); }
   static F LoadHalf(const uint16_t *source) { return HalfToFloat(*source); }
   static F LoadBFloat16(const uint16_t *source) { return BFloat16ToFloat(*source); }
   static void StoreHalf(uint16_t *destination, F value) { *destination = FloatToHalf(value); }

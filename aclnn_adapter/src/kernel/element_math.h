@@ -7,6 +7,7 @@
 //   Load / Store (unaligned), Set (broadcast), Add, Sub, Mul, Div, Min (called as Min(v, 0) only: 0 for NaN v, as
 //   std::fmin), Neg, Abs, Equal and GreaterEqual (ordered: false for NaN), And (of masks), Select(m, a, b) (a where
 //   m), Any (a lane of m set), Exp and Log1p, LoadHalf / LoadBFloat16 / StoreHalf / StoreBFloat16 (kWidth values),
+//   AddToLanes(lanes, v) (lanes[i] += double(v[i]) for the kWidth lanes, each rounded once),
 // and the SIMD ones also what vector_math.h uses: Fma(a, b, c) = a*b + c rounded once, Max(a, b) (b where either is
 // NaN), Round (to the nearest integer, ties to even), Pow2(n) = 2^n for integral n in [-126, 127].
 //
@@ -129,33 +130,35 @@ void ValuesLoop(int64_t count, const RowInputs &in, float scale, float *out) {
   }
 }
 
+// Adds one contribution to its lane of the open block, closing the block when it is full.
+MS_BCEWL_KERNEL_INLINE void AddToOpenBlock(BlockSums *sums, float value) {
+  sums->lanes[sums->filled % kSumLanes] += static_cast<double>(value);
+  if (++sums->filled == sums->length) {
+    sums->Close();
+  }
+}
+
 template <class V, Quantity kQuantity>
 void SumsLoop(int64_t count, const RowInputs &in, BlockSums *sums) {
-  double acc = sums->acc;
-  int64_t left = sums->left;
+  static_assert(kSumLanes % V::kWidth == 0, "a vector must map to consecutive lanes");
   alignas(64) float values[V::kWidth];
-  for (int64_t i = 0; i < count; i += V::kWidth) {
-    const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
-    V::Store(values, ElementValue<V, kQuantity>(LoadLanes<V>(in, i, lanes)));
-    if (lanes == V::kWidth && left > V::kWidth) {  // the whole vector inside the open block
-      for (int lane = 0; lane < V::kWidth; ++lane) {
-        acc += static_cast<double>(values[lane]);
-      }
-      left -= V::kWidth;
-      continue;
-    }
-    for (int64_t lane = 0; lane < lanes; ++lane) {
-      acc += static_cast<double>(values[lane]);
-      if (--left == 0) {
-        sums->acc = acc;
-        sums->Close();
-        acc = sums->acc;
-        left = sums->left;
+  for (int64_t i = 0; i < count;) {
+    // A vector starts at a block position that is a multiple of its width, so that it maps to the lanes
+    // [filled % kSumLanes, + kWidth); a misaligned start (a new call, a new block) is realigned by a shorter vector.
+    const int64_t aligned = V::kWidth - sums->filled % V::kWidth;
+    const int64_t lanes = count - i < aligned ? count - i : aligned;
+    const typename V::F value = ElementValue<V, kQuantity>(LoadLanes<V>(in, i, lanes));
+    if (lanes == V::kWidth && sums->length - sums->filled > V::kWidth) {  // inside the open block
+      V::AddToLanes(sums->lanes + sums->filled % kSumLanes, value);
+      sums->filled += V::kWidth;
+    } else {
+      V::Store(values, value);
+      for (int64_t lane = 0; lane < lanes; ++lane) {
+        AddToOpenBlock(sums, values[lane]);
       }
     }
+    i += lanes;
   }
-  sums->acc = acc;
-  sums->left = left;
 }
 
 template <typename Body>

@@ -38,16 +38,23 @@ struct RowInputs {
   const float *g;
 };
 
-// The running state of the reduction order of bcewl_kernel.h: consecutive blocks of kReductionBlockElements
-// contributions (fewer for an output's last block), each summed into a float64 in index order.
-struct BlockSums {
-  double acc;          // the sum so far of the open block
-  int64_t left;        // contributions left in the open block (> 0)
-  double *partials;    // where the sum of the open block goes when it closes
-  int64_t position;    // of the open block's first contribution within its output
-  int64_t per_output;  // contributions per output
+// Lanes of a block sum: the contribution at position q of its block goes to lane q % kSumLanes (bcewl_kernel.h).
+constexpr int kSumLanes = 16;
 
-  // Stores acc at *partials++ and opens the next block (defined once, in bcewl_kernel_host.cpp).
+// The running state of the reduction order of bcewl_kernel.h: consecutive blocks of kReductionBlockElements
+// contributions (fewer for an output's last block); each block is summed in kSumLanes float64 lanes, each lane in
+// index order, and the lanes are folded when the block closes.
+struct BlockSums {
+  double lanes[kSumLanes];  // the open block's lane sums so far
+  int64_t filled;           // contributions added to the open block
+  int64_t length;           // contributions of the open block
+  double *partials;         // where the sum of the open block goes when it closes
+  int64_t position;         // of the open block's first contribution within its output
+  int64_t per_output;       // contributions per output
+
+  // Opens the block that starts at contribution `start` of its output, its sum to go to *destination.
+  void Open(int64_t start, int64_t contributions_per_output, double *destination);
+  // Folds the lanes into *partials++ and opens the next block (defined once, in bcewl_kernel_host.cpp).
   void Close();
 };
 
@@ -62,7 +69,7 @@ struct IsaKernels {
   void (*narrow)(DType dtype, const float *src, int64_t count, uint16_t *dst);
   // out[i] = value(i) * scale.
   void (*values)(Quantity quantity, int64_t count, const RowInputs &in, float scale, float *out);
-  // Adds value(i), i = 0 .. count - 1, to *sums in order, closing blocks as they fill.
+  // Adds value(i), i = 0 .. count - 1, to their lanes of *sums in order, closing blocks as they fill.
   void (*sums)(Quantity quantity, int64_t count, const RowInputs &in, BlockSums *sums);
   // The kernels' exp (for t <= 0) and log1p (for e in [0, 1]), exposed for the tests of their error bounds.
   void (*exp)(const float *t, int64_t count, float *out);
