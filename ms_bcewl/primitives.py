@@ -32,82 +32,30 @@ def _input_names(has_weight, has_pos_weight):
     return names
 
 
-def _custom(entry, input_names, output_name, output_dtype, output_shape, bprop=None):
+def _custom(entry, input_names, output_names, output_dtype, output_shape, bprop=None):
     """An AOT primitive on the host library. output_dtype: a fixed dtype or a function of the input dtypes;
-    output_shape: a function of the input shapes, or None for the library's InferShape."""
+    output_shape: a function of the input shapes, or None for the library's InferShape (one output only)."""
     reg = CustomRegOp(entry)
     for index, name in enumerate(input_names):
         reg = reg.input(index, name)
-    reg = reg.output(0, output_name).dtype_format(*[DataType.None_None] * (len(input_names) + 1)).target("CPU")
+    for index, name in enumerate(output_names):
+        reg = reg.output(index, name)
+    formats = [DataType.None_None] * (len(input_names) + len(output_names))
+    reg = reg.dtype_format(*formats).target("CPU")
     return ops.Custom(f"{library_path()}:{entry}", out_shape=output_shape, out_dtype=output_dtype,
                       func_type="aot", bprop=bprop, reg_info=reg.get_op_info())
 
 
-def _shape_of(position):
-    return lambda *shapes: shapes[position]
+def _shape_of(*positions):
+    if len(positions) == 1:
+        return lambda *shapes: shapes[positions[0]]
+    return lambda *shapes: [shapes[position] for position in positions]
 
 
-def _dtype_of(position):
-    return lambda *dtypes: dtypes[position]
-
-
-def _gradient_primitives(variant, has_weight, has_pos_weight, reduction):
-    """Primitives of (dx, dy, dw or None, dp or None); each takes (dout, input, target, [weight], [pos_weight]).
-
-    Their shapes come from the library's InferShape in both tables: PyNative compiles a bprop into a graph where
-    shapes are dynamic (a Cell with set_inputs), so a bprop must be able to run in a graph."""
-    names = ["dout"] + _input_names(has_weight, has_pos_weight)
-
-    def grad(operation, of):
-        return _custom(f"ms_bcewl_{operation}_{variant}_{reduction}", names, f"d_{of}", _dtype_of(names.index(of)),
-                       None)
-
-    return (grad("input_grad", "input"), grad("target_grad", "target"),
-            grad("weight_grad", "weight") if has_weight else None,
-            grad("pos_weight_grad", "pos_weight") if has_pos_weight else None)
-
-
-def _bprop(grads):
-    """A bprop with the forward's signature; it returns one gradient per forward input."""
-    dx, dy, dw, dp = grads
-    if dw is not None and dp is not None:
-        def bprop_weight_pos_weight(x, y, w, p, out, dout):
-            return dx(dout, x, y, w, p), dy(dout, x, y, w, p), dw(dout, x, y, w, p), dp(dout, x, y, w, p)
-        return bprop_weight_pos_weight
-    da = dw if dw is not None else dp
-    if da is not None:
-        def bprop_one_weight(x, y, a, out, dout):
-            return dx(dout, x, y, a), dy(dout, x, y, a), da(dout, x, y, a)
-        return bprop_one_weight
-
-    def bprop_plain(x, y, out, dout):
-        return dx(dout, x, y), dy(dout, x, y)
-    return bprop_plain
-
-
-def _host_forward_table(for_graph):
-    """GRAPH_FORWARD (for_graph) or PYNATIVE_FORWARD, whose keys also name the target's dtype."""
-    table = {}
-    for (has_weight, has_pos_weight), variant in _VARIANTS.items():
-        names = _input_names(has_weight, has_pos_weight)
-        for reduction in REDUCTIONS:
-            entry = f"ms_bcewl_forward_{variant}_{reduction}"
-            bprop = _bprop(_gradient_primitives(variant, has_weight, has_pos_weight, reduction))
-            key = (has_weight, has_pos_weight, reduction)
-            dtype_of_target = _dtype_of(names.index("target"))
-            if for_graph:
-                table[key] = _custom(entry, names, "loss", dtype_of_target, None, bprop)
-            elif reduction != "none":
-                # A 0-d output keeps the library's InferShape and a dtype function: MindSpore 2.10 fails on a 0-d
-                # output with a Python shape or a fixed dtype in a PyNative Cell with dynamic inputs (set_inputs):
-                # "The pointer[shape_vector] is null".
-                loss = _custom(entry, names, "loss", dtype_of_target, None, bprop)
-                table.update({key + (dtype,): loss for dtype in SUPPORTED_DTYPES})
-            else:
-                # A fixed dtype also spares each call the Python dtype function (about 6 µs).
-                table.update({key + (dtype,): _custom(entry, names, "loss", dtype, _shape_of(0), bprop)
-                              for dtype in SUPPORTED_DTYPES})
-    return table
+def _dtype_of(*positions):
+    if len(positions) == 1:
+        return lambda *dtypes: dtypes[positions[0]]
+    return lambda *dtypes: [dtypes[position] for position in positions]
 
 
 class _InGraph(PrimitiveWithInfer):
@@ -126,6 +74,79 @@ class _InGraph(PrimitiveWithInfer):
 
 
 in_graph = _InGraph()
+
+
+def _gradient_primitives(variant, has_weight, has_pos_weight, reduction):
+    """Primitives (dx, dy, dx_dy, dw or None, dp or None); each takes (dout, input, target, [weight],
+    [pos_weight]); dx_dy returns (dx, dy) from one pass over the inputs.
+
+    dx and dy infer their shapes with the library's InferShape: graphs need it for dynamic shapes. dx_dy infers
+    them in Python, so a bprop calls it only where Python runs the bprop (not in_graph()); a graph calls dx and dy
+    apart, which lets it drop the one it does not need."""
+    names = ["dout"] + _input_names(has_weight, has_pos_weight)
+    x, y = names.index("input"), names.index("target")
+
+    def grad(operation, of):
+        return _custom(f"ms_bcewl_{operation}_{variant}_{reduction}", names, [f"d_{of}"],
+                       _dtype_of(names.index(of)), None)
+
+    dx_dy = _custom(f"ms_bcewl_input_target_grad_{variant}_{reduction}", names, ["d_input", "d_target"],
+                    _dtype_of(x, y), _shape_of(x, y))
+    return (grad("input_grad", "input"), grad("target_grad", "target"), dx_dy,
+            grad("weight_grad", "weight") if has_weight else None,
+            grad("pos_weight_grad", "pos_weight") if has_pos_weight else None)
+
+
+def _bprop(grads):
+    """A bprop with the forward's signature; it returns one gradient per forward input."""
+    dx, dy, dx_dy, dw, dp = grads
+
+    def input_and_target(dout, *inputs):
+        if in_graph():
+            return dx(dout, *inputs), dy(dout, *inputs)
+        return dx_dy(dout, *inputs)
+
+    if dw is not None and dp is not None:
+        def bprop_weight_pos_weight(x, y, w, p, out, dout):
+            gx, gy = input_and_target(dout, x, y, w, p)
+            return gx, gy, dw(dout, x, y, w, p), dp(dout, x, y, w, p)
+        return bprop_weight_pos_weight
+    da = dw if dw is not None else dp
+    if da is not None:
+        def bprop_one_weight(x, y, a, out, dout):
+            gx, gy = input_and_target(dout, x, y, a)
+            return gx, gy, da(dout, x, y, a)
+        return bprop_one_weight
+
+    def bprop_plain(x, y, out, dout):
+        return input_and_target(dout, x, y)
+    return bprop_plain
+
+
+def _host_forward_table(for_graph):
+    """GRAPH_FORWARD (for_graph) or PYNATIVE_FORWARD, whose keys also name the target's dtype."""
+    table = {}
+    for (has_weight, has_pos_weight), variant in _VARIANTS.items():
+        names = _input_names(has_weight, has_pos_weight)
+        for reduction in REDUCTIONS:
+            entry = f"ms_bcewl_forward_{variant}_{reduction}"
+            bprop = _bprop(_gradient_primitives(variant, has_weight, has_pos_weight, reduction))
+            key = (has_weight, has_pos_weight, reduction)
+            dtype_of_target = _dtype_of(names.index("target"))
+            if for_graph:
+                table[key] = _custom(entry, names, ["loss"], dtype_of_target, None, bprop)
+            elif reduction != "none":
+                # A 0-d output keeps the library's InferShape and a dtype function: MindSpore 2.10 fails on a 0-d
+                # output with a Python shape or a fixed dtype in a PyNative Cell with dynamic inputs (set_inputs):
+                # "The pointer[shape_vector] is null".
+                loss = _custom(entry, names, ["loss"], dtype_of_target, None, bprop)
+                table.update({key + (dtype,): loss for dtype in SUPPORTED_DTYPES})
+            else:
+                # A fixed dtype also spares each call the Python dtype function (about 6 µs).
+                table.update({key + (dtype,): _custom(entry, names, ["loss"], dtype, _shape_of(0), bprop)
+                              for dtype in SUPPORTED_DTYPES})
+    return table
+
 
 # ---- Backend choice, made once at import (everything above is the host backend) ----
 # With device_target "Ascend" both tables hold ms_bcewl/ascend_dispatch.py's losses over the CANN op package's

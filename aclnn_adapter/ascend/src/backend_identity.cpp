@@ -25,9 +25,9 @@ static_assert(static_cast<int>(OpKind::kForward) == 0 && static_cast<int>(OpKind
 const OpTraits &TraitsOf(OpKind kind) {
   static const OpTraits kTraits[] = {
       {"aclnnMsBcewlBinaryCrossEntropyWithLogitsGetWorkspaceSize", "aclnnMsBcewlBinaryCrossEntropyWithLogits",
-       "out", kernel::Quantity::kLoss},
+       "out", nullptr, kernel::Quantity::kLoss},
       {"aclnnMsBcewlBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize",
-       "aclnnMsBcewlBinaryCrossEntropyWithLogitsBackward", "out", kernel::Quantity::kGradSelf},
+       "aclnnMsBcewlBinaryCrossEntropyWithLogitsBackward", "out", nullptr, kernel::Quantity::kGradSelf},
   };
   return kTraits[static_cast<int>(kind)];
 }

@@ -9,6 +9,10 @@
 // MindSpore build; a name costs nothing at run time, keeps InferShape free of attrs, and lets one Python
 // primitive per variant be built once and cached. Absent optional inputs are simply not passed.
 //
+// The gradients of input and target also come as one entry with two outputs
+// (ms_bcewl_input_target_grad_<variant>_<reduction>, aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward), for a
+// bprop that needs both. It has no InferShape: its primitive infers its shapes in Python (ms_bcewl/primitives.py).
+//
 // Failures are thrown as std::runtime_error: MindSpore reports a non-zero return code as a bare number, while an
 // exception's message reaches the Python caller as the RuntimeError text.
 #include <cstdint>
@@ -21,6 +25,7 @@
 
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h"
+#include "aclnnop/aclnn_binary_cross_entropy_with_logits_self_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_weight_backward.h"
 
@@ -30,7 +35,7 @@ namespace {
 
 constexpr int kMaxRank = 8;
 
-enum class Operation { kForward, kInputGrad, kTargetGrad, kWeightGrad, kPosWeightGrad };
+enum class Operation { kForward, kInputGrad, kTargetGrad, kWeightGrad, kPosWeightGrad, kInputTargetGrad };
 
 enum Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
 
@@ -47,12 +52,13 @@ struct Layout {
   bool has_weight;
   bool has_pos_weight;
 
-  // Inputs in MindSpore order: [grad_output,] input, target, [weight,] [pos_weight]; then one output.
+  // Inputs in MindSpore order: [grad_output,] input, target, [weight,] [pos_weight]; then the outputs.
   int first_input() const { return operation == Operation::kForward ? 0 : 1; }
   int weight_index() const { return has_weight ? first_input() + 2 : -1; }
   int pos_weight_index() const { return has_pos_weight ? first_input() + 2 + (has_weight ? 1 : 0) : -1; }
   int input_count() const { return first_input() + 2 + (has_weight ? 1 : 0) + (has_pos_weight ? 1 : 0); }
   int output_index() const { return input_count(); }
+  int output_count() const { return operation == Operation::kInputTargetGrad ? 2 : 1; }
 };
 
 [[noreturn]] void Fail(const std::string &what) { throw std::runtime_error("ms_bcewl: " + what); }
@@ -106,6 +112,16 @@ void *ThreadWorkspace(uint64_t size) {
 
 using PhaseTwo = aclnnStatus (*)(void *, uint64_t, aclOpExecutor *, aclrtStream);
 
+using GradientPlan = aclnnStatus (*)(const aclTensor *, const aclTensor *, const aclTensor *, const aclTensor *,
+                                     const aclTensor *, int64_t, aclTensor *, uint64_t *, aclOpExecutor **);
+
+// The four gradient APIs share one signature; the forward is the one without grad_output.
+struct GradientApi {
+  GradientPlan plan;
+  PhaseTwo run;
+};
+
+// The phase-1 arguments of every operation; second_out is the target gradient of kInputTargetGrad.
 struct PhaseOneArgs {
   const aclTensor *grad_output;
   const aclTensor *input;
@@ -114,15 +130,7 @@ struct PhaseOneArgs {
   const aclTensor *pos_weight;
   int64_t reduction;
   aclTensor *out;
-};
-
-using GradientPlan = aclnnStatus (*)(const aclTensor *, const aclTensor *, const aclTensor *, const aclTensor *,
-                                     const aclTensor *, int64_t, aclTensor *, uint64_t *, aclOpExecutor **);
-
-// The four gradient APIs share one signature; the forward is the one without grad_output.
-struct GradientApi {
-  GradientPlan plan;
-  PhaseTwo run;
+  aclTensor *second_out;
 };
 
 GradientApi GradientApiFor(Operation operation) {
@@ -139,9 +147,10 @@ GradientApi GradientApiFor(Operation operation) {
       return {aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorkspaceSize,
               aclnnBinaryCrossEntropyWithLogitsPosWeightBackward};
     case Operation::kForward:
+    case Operation::kInputTargetGrad:
       break;
   }
-  Fail("the forward has no gradient API");
+  Fail("this operation has no single-output gradient API");
 }
 
 aclnnStatus PlanForOperation(Operation operation, const PhaseOneArgs &a, uint64_t *workspace_size,
@@ -151,6 +160,12 @@ aclnnStatus PlanForOperation(Operation operation, const PhaseOneArgs &a, uint64_
     return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(a.input, a.target, a.weight, a.pos_weight, a.reduction,
                                                              a.out, workspace_size, executor);
   }
+  if (operation == Operation::kInputTargetGrad) {
+    *run = aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward;
+    return aclnnBinaryCrossEntropyWithLogitsSelfTargetBackwardGetWorkspaceSize(
+        a.grad_output, a.input, a.target, a.weight, a.pos_weight, a.reduction, a.out, a.second_out, workspace_size,
+        executor);
+  }
   const GradientApi api = GradientApiFor(operation);
   *run = api.run;
   return api.plan(a.grad_output, a.input, a.target, a.weight, a.pos_weight, a.reduction, a.out, workspace_size,
@@ -158,7 +173,7 @@ aclnnStatus PlanForOperation(Operation operation, const PhaseOneArgs &a, uint64_
 }
 
 void CheckCall(const Layout &layout, const AotCall &call) {
-  const int expected = layout.input_count() + 1;
+  const int expected = layout.input_count() + layout.output_count();
   if (call.nparam != expected) {
     Fail("expected " + std::to_string(expected) + " arguments (inputs and output), got " +
          std::to_string(call.nparam));
@@ -177,8 +192,10 @@ void Launch(const Layout &layout, int64_t reduction, const AotCall &call) {
   TensorHandle weight = MakeOptionalTensor(call, layout.weight_index());
   TensorHandle pos_weight = MakeOptionalTensor(call, layout.pos_weight_index());
   TensorHandle out = MakeContiguousTensor(call, layout.output_index());
+  TensorHandle second_out = layout.output_count() == 2 ? MakeContiguousTensor(call, layout.output_index() + 1)
+                                                       : TensorHandle();
   const PhaseOneArgs args{grad_output.get(), input.get(), target.get(), weight.get(),
-                          pos_weight.get(), reduction, out.get()};
+                          pos_weight.get(), reduction, out.get(), second_out.get()};
   uint64_t workspace_size = 0;
   aclOpExecutor *executor = nullptr;
   PhaseTwo run = nullptr;
@@ -213,18 +230,23 @@ std::vector<int64_t> InferShape(const Layout &layout, int64_t reduction, int *nd
       return ShapeOf(ndims, shapes, layout.weight_index());
     case Operation::kPosWeightGrad:
       return ShapeOf(ndims, shapes, layout.pos_weight_index());
+    case Operation::kInputTargetGrad:
+      break;
   }
-  Fail("unknown operation");
+  Fail("no InferShape for this operation");
 }
 
 }  // namespace
 
-#define MS_BCEWL_AOT_ENTRY(op_token, operation, variant, has_w, has_p, red_token, reduction)                      \
+#define MS_BCEWL_AOT_LAUNCH_ENTRY(op_token, operation, variant, has_w, has_p, red_token, reduction)               \
   extern "C" MS_BCEWL_AOT_EXPORT int ms_bcewl_##op_token##_##variant##_##red_token(                               \
       int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *, void *) {             \
     Launch(Layout{operation, has_w, has_p}, reduction, AotCall{nparam, params, ndims, shapes, dtypes});           \
     return 0;                                                                                                     \
-  }                                                                                                               \
+  }
+
+#define MS_BCEWL_AOT_ENTRY(op_token, operation, variant, has_w, has_p, red_token, reduction)                      \
+  MS_BCEWL_AOT_LAUNCH_ENTRY(op_token, operation, variant, has_w, has_p, red_token, reduction)                     \
   extern "C" MS_BCEWL_AOT_EXPORT std::vector<int64_t> ms_bcewl_##op_token##_##variant##_##red_token##InferShape( \
       int *ndims, int64_t **shapes, void *) {                                                                     \
     return InferShape(Layout{operation, has_w, has_p}, reduction, ndims, shapes);                                 \
@@ -235,11 +257,18 @@ std::vector<int64_t> InferShape(const Layout &layout, int64_t reduction, int *nd
   MS_BCEWL_AOT_ENTRY(op_token, operation, variant, has_w, has_p, mean, kMean)           \
   MS_BCEWL_AOT_ENTRY(op_token, operation, variant, has_w, has_p, sum, kSum)
 
-// Forward, dx and dy exist for every variant; dw only where a weight is given, dp only where a pos_weight is.
+#define MS_BCEWL_AOT_INPUT_TARGET_GRAD_ENTRIES(variant, has_w, has_p)                                                 \
+  MS_BCEWL_AOT_LAUNCH_ENTRY(input_target_grad, Operation::kInputTargetGrad, variant, has_w, has_p, none, kNone)   \
+  MS_BCEWL_AOT_LAUNCH_ENTRY(input_target_grad, Operation::kInputTargetGrad, variant, has_w, has_p, mean, kMean)   \
+  MS_BCEWL_AOT_LAUNCH_ENTRY(input_target_grad, Operation::kInputTargetGrad, variant, has_w, has_p, sum, kSum)
+
+// Forward, dx, dy and (dx, dy) exist for every variant; dw only where a weight is given, dp only where a
+// pos_weight is.
 #define MS_BCEWL_AOT_COMMON_ENTRIES(variant, has_w, has_p)                                               \
   MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(forward, Operation::kForward, variant, has_w, has_p)              \
   MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(input_grad, Operation::kInputGrad, variant, has_w, has_p)         \
-  MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(target_grad, Operation::kTargetGrad, variant, has_w, has_p)
+  MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(target_grad, Operation::kTargetGrad, variant, has_w, has_p)       \
+  MS_BCEWL_AOT_INPUT_TARGET_GRAD_ENTRIES(variant, has_w, has_p)
 
 MS_BCEWL_AOT_COMMON_ENTRIES(plain, false, false)
 MS_BCEWL_AOT_COMMON_ENTRIES(w, true, false)

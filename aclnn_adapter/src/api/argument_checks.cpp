@@ -31,7 +31,9 @@ std::vector<NamedTensor> NamedTensors(const OpArguments &arguments) {
   named.push_back({weight_required ? "weight" : "weightOptional", arguments.weight, weight_required, true});
   named.push_back({pos_weight_required ? "posWeight" : "posWeightOptional", arguments.pos_weight,
                    pos_weight_required, true});
-  named.push_back({TraitsOf(arguments.kind).out_name, arguments.out, true, false});
+  for (const OutputRef &output : Outputs(arguments)) {
+    named.push_back({output.name, output.tensor, true, false});
+  }
   return named;
 }
 
@@ -97,11 +99,13 @@ aclnnStatus CheckDtypeValid(const OpArguments &arguments, const std::vector<Name
                                                                   "FLOAT16 or BF16.");
     }
   }
-  const OutputOwnerRef owner = OutputOwner(arguments);
-  if (arguments.out->dtype != owner.tensor->dtype) {
-    return Fail(api, ACLNN_ERR_PARAM_INVALID,
-                std::string(TraitsOf(arguments.kind).out_name) + " has dtype " + DtypeText(arguments.out->dtype) +
-                    " but must have the dtype of " + owner.name + ", " + DtypeText(owner.tensor->dtype) + ".");
+  for (const OutputRef &output : Outputs(arguments)) {
+    if (output.tensor->dtype != output.owner->dtype) {
+      return Fail(api, ACLNN_ERR_PARAM_INVALID,
+                  std::string(output.name) + " has dtype " + DtypeText(output.tensor->dtype) +
+                      " but must have the dtype of " + output.owner_name + ", " + DtypeText(output.owner->dtype) +
+                      ".");
+    }
   }
   return ACLNN_SUCCESS;
 }
@@ -141,11 +145,13 @@ aclnnStatus CheckOutputShape(const OpArguments &arguments) {
                 std::string(out_name) + " has shape " + ShapeText(out_shape) + " but reduction " +
                     (arguments.reduction == kReductionMean ? "mean" : "sum") + " needs shape [] or [1].");
   }
-  const OutputOwnerRef owner = OutputOwner(arguments);
-  if (out_shape != owner.tensor->view_shape) {
-    return Fail(api, ACLNN_ERR_PARAM_INVALID,
-                std::string(out_name) + " has shape " + ShapeText(out_shape) + " but must have the shape of " +
-                    owner.name + ", " + ShapeText(owner.tensor->view_shape) + ".");
+  for (const OutputRef &output : Outputs(arguments)) {
+    if (output.tensor->view_shape != output.owner->view_shape) {
+      return Fail(api, ACLNN_ERR_PARAM_INVALID,
+                  std::string(output.name) + " has shape " + ShapeText(output.tensor->view_shape) +
+                      " but must have the shape of " + output.owner_name + ", " +
+                      ShapeText(output.owner->view_shape) + ".");
+    }
   }
   return ACLNN_SUCCESS;
 }
@@ -180,19 +186,23 @@ aclnnStatus CheckShape(const OpArguments &arguments, const std::vector<NamedTens
 
 }  // namespace
 
-OutputOwnerRef OutputOwner(const OpArguments &arguments) {
+std::vector<OutputRef> Outputs(const OpArguments &arguments) {
+  const char *out_name = TraitsOf(arguments.kind).out_name;
   switch (arguments.kind) {
     case OpKind::kGradSelf:
-      return {"self", arguments.self};
+      return {{out_name, arguments.out, "self", arguments.self}};
     case OpKind::kGradWeight:
-      return {"weight", arguments.weight};
+      return {{out_name, arguments.out, "weight", arguments.weight}};
     case OpKind::kGradPosWeight:
-      return {"posWeight", arguments.pos_weight};
+      return {{out_name, arguments.out, "posWeight", arguments.pos_weight}};
+    case OpKind::kGradSelfAndTarget:
+      return {{out_name, arguments.out, "self", arguments.self},
+              {TraitsOf(arguments.kind).second_out_name, arguments.second_out, "target", arguments.target}};
     case OpKind::kForward:
     case OpKind::kGradTarget:
       break;
   }
-  return {"target", arguments.target};
+  return {{out_name, arguments.out, "target", arguments.target}};
 }
 
 aclnnStatus CheckArguments(const OpArguments &arguments) {

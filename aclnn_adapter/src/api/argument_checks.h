@@ -3,17 +3,22 @@
 #ifndef MS_BCEWL_API_ARGUMENT_CHECKS_H_
 #define MS_BCEWL_API_ARGUMENT_CHECKS_H_
 
+#include <vector>
+
 #include "api/operation.h"
 
 namespace ms_bcewl {
 
-// The tensor whose dtype and shape the output must have: target for the forward loss and its gradient, self for
-// the gradient of self, weight / pos_weight for theirs.
-struct OutputOwnerRef {
+// An output and the tensor whose dtype and shape it must have: target for the forward loss and its gradient, self
+// for the gradient of self, weight / pos_weight for theirs.
+struct OutputRef {
   const char *name;
   const aclTensor *tensor;
+  const char *owner_name;
+  const aclTensor *owner;
 };
-OutputOwnerRef OutputOwner(const OpArguments &arguments);
+// The outputs of an operation, in the order of its C signature (one, or two for kGradSelfAndTarget).
+std::vector<OutputRef> Outputs(const OpArguments &arguments);
 
 aclnnStatus CheckArguments(const OpArguments &arguments);
 

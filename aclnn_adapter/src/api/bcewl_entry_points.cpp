@@ -1,6 +1,7 @@
 // The exported two-phase aclnn functions of include/aclnnop: each names its operation and forwards.
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h"
+#include "aclnnop/aclnn_binary_cross_entropy_with_logits_self_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_weight_backward.h"
 #include "api/operation.h"
@@ -73,4 +74,18 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsPosWeightBackward(void *
                                                                           aclOpExecutor *executor,
                                                                           aclrtStream stream) {
   return RunOperation(OpKind::kGradPosWeight, workspace, workspaceSize, executor, stream);
+}
+
+extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsSelfTargetBackwardGetWorkspaceSize(
+    const aclTensor *gradOutput, const aclTensor *self, const aclTensor *target, const aclTensor *weightOptional,
+    const aclTensor *posWeightOptional, int64_t reduction, aclTensor *gradSelf, aclTensor *gradTarget,
+    uint64_t *workspaceSize, aclOpExecutor **executor) {
+  return PlanOperation({OpKind::kGradSelfAndTarget, gradOutput, self, target, weightOptional, posWeightOptional,
+                        reduction, gradSelf, workspaceSize, executor, gradTarget});
+}
+
+extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward(void *workspace, uint64_t workspaceSize,
+                                                                          aclOpExecutor *executor,
+                                                                          aclrtStream stream) {
+  return RunOperation(OpKind::kGradSelfAndTarget, workspace, workspaceSize, executor, stream);
 }

@@ -33,6 +33,9 @@ void Execute(const Work &work, void *workspace) {
                    kernel::ComputeElementwise(elementwise.problem, elementwise.quantity, elementwise.scale,
                                               elementwise.out);
                  },
+                 [](const GradSelfAndTargetWork &pair) {
+                   kernel::ComputeGradSelfAndTarget(pair.problem, pair.scale, pair.grad_self, pair.grad_target);
+                 },
                  [workspace](const ReductionWork &reduction) {
                    kernel::ComputeReduction(reduction.reduction, reduction.quantity, reduction.scale,
                                             static_cast<double *>(workspace));

@@ -29,13 +29,20 @@ struct ElementwiseWork {
   kernel::Destination out;
 };
 
+struct GradSelfAndTargetWork {
+  kernel::Problem problem;
+  float scale;
+  kernel::Destination grad_self;
+  kernel::Destination grad_target;
+};
+
 struct ReductionWork {
   kernel::Reduction reduction;
   kernel::Quantity quantity;
   double scale;
 };
 
-using Work = std::variant<NoWork, FillWork, ElementwiseWork, ReductionWork>;
+using Work = std::variant<NoWork, FillWork, ElementwiseWork, GradSelfAndTargetWork, ReductionWork>;
 
 uint64_t WorkspaceBytes(const Work &work);
 void Execute(const Work &work, void *workspace);

@@ -120,6 +120,10 @@ Work PlanWork(const OpArguments &arguments) {
   const Quantity quantity = TraitsOf(arguments.kind).quantity;
   const double scale = arguments.reduction == kReductionMean ? 1.0 / static_cast<double>(problem.numel) : 1.0;
   const kernel::Destination out = DestinationFor(*arguments.out, problem.rank);
+  if (arguments.kind == OpKind::kGradSelfAndTarget) {
+    return GradSelfAndTargetWork{problem, static_cast<float>(scale), out,
+                                 DestinationFor(*arguments.second_out, problem.rank)};
+  }
   if (ReducesToOutputShape(arguments)) {
     const AlignedLayout out_layout = AlignedTo(*arguments.out, problem.rank);
     return ReductionWork{kernel::PlanReduction(problem, out_layout.shape, out), quantity, scale};
@@ -179,16 +183,18 @@ aclnnStatus Run(OpKind kind, void *workspace, uint64_t workspace_size, aclOpExec
 
 const OpTraits &TraitsOf(OpKind kind) {
   static const OpTraits kTraits[] = {
-      {"aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize", "aclnnBinaryCrossEntropyWithLogits", "out",
+      {"aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize", "aclnnBinaryCrossEntropyWithLogits", "out", nullptr,
        Quantity::kLoss},
       {"aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize", "aclnnBinaryCrossEntropyWithLogitsBackward",
-       "out", Quantity::kGradSelf},
+       "out", nullptr, Quantity::kGradSelf},
       {"aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize",
-       "aclnnBinaryCrossEntropyWithLogitsTargetBackward", "gradTarget", Quantity::kGradTarget},
+       "aclnnBinaryCrossEntropyWithLogitsTargetBackward", "gradTarget", nullptr, Quantity::kGradTarget},
       {"aclnnBinaryCrossEntropyWithLogitsWeightBackwardGetWorkspaceSize",
-       "aclnnBinaryCrossEntropyWithLogitsWeightBackward", "gradWeight", Quantity::kGradWeight},
+       "aclnnBinaryCrossEntropyWithLogitsWeightBackward", "gradWeight", nullptr, Quantity::kGradWeight},
       {"aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorkspaceSize",
-       "aclnnBinaryCrossEntropyWithLogitsPosWeightBackward", "gradPosWeight", Quantity::kGradPosWeight},
+       "aclnnBinaryCrossEntropyWithLogitsPosWeightBackward", "gradPosWeight", nullptr, Quantity::kGradPosWeight},
+      {"aclnnBinaryCrossEntropyWithLogitsSelfTargetBackwardGetWorkspaceSize",
+       "aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward", "gradSelf", "gradTarget", Quantity::kGradSelf},
   };
   return kTraits[static_cast<int>(kind)];
 }

@@ -1,6 +1,6 @@
-// The five two-phase operations (forward loss and the gradients with respect to self, target, weight and
-// pos_weight) share one argument record, one check sequence and one executor plumbing; the exported entry
-// points (bcewl_entry_points.cpp) only name their OpKind.
+// The six two-phase operations (forward loss; the gradients with respect to self, target, weight and pos_weight;
+// the gradients with respect to self and target together) share one argument record, one check sequence and one
+// executor plumbing; the exported entry points (bcewl_entry_points.cpp) only name their OpKind.
 #ifndef MS_BCEWL_API_OPERATION_H_
 #define MS_BCEWL_API_OPERATION_H_
 
@@ -11,14 +11,15 @@
 
 namespace ms_bcewl {
 
-enum class OpKind { kForward, kGradSelf, kGradTarget, kGradWeight, kGradPosWeight };
+enum class OpKind { kForward, kGradSelf, kGradTarget, kGradWeight, kGradPosWeight, kGradSelfAndTarget };
 
 // aclnn's reduction values (MindSpore's own enum differs and must be mapped before it gets here).
 constexpr int64_t kReductionNone = 0;
 constexpr int64_t kReductionMean = 1;
 constexpr int64_t kReductionSum = 2;
 
-// The phase-1 arguments of any operation; grad_output is null for the forward.
+// The phase-1 arguments of any operation; grad_output is null for the forward, second_out (gradTarget) is set for
+// kGradSelfAndTarget only.
 struct OpArguments {
   OpKind kind;
   const aclTensor *grad_output;
@@ -30,13 +31,15 @@ struct OpArguments {
   aclTensor *out;
   uint64_t *workspace_size;
   aclOpExecutor **executor;
+  aclTensor *second_out = nullptr;
 };
 
 struct OpTraits {
   const char *plan_api;  // phase 1 name
   const char *run_api;   // phase 2 name
-  const char *out_name;  // the output parameter's name in the header
-  kernel::Quantity quantity;
+  const char *out_name;         // the output parameter's name in the header
+  const char *second_out_name;  // the second output's, or null
+  kernel::Quantity quantity;    // of out (kGradSelfAndTarget: both of its quantities are fixed)
 };
 
 const OpTraits &TraitsOf(OpKind kind);

@@ -56,6 +56,11 @@ enum class Quantity { kLoss, kGradSelf, kGradTarget, kGradWeight, kGradPosWeight
 // out[i] = cast(value(i) * scale) for every element of the problem (scale in float32: 1, or 1/numel for mean).
 void ComputeElementwise(const Problem &problem, Quantity quantity, float scale, const Destination &out);
 
+// ComputeElementwise of kGradSelf into grad_self and of kGradTarget into grad_target, bit for bit, in one pass
+// over the inputs that computes exp(-|x|) once per element.
+void ComputeGradSelfAndTarget(const Problem &problem, float scale, const Destination &grad_self,
+                              const Destination &grad_target);
+
 struct Reduction {
   Problem problem;  // dims reordered: kept dims first, reduced dims last
   Destination out;  // strides over the reordered dims; 0 on the reduced ones

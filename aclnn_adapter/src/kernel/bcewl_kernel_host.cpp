@@ -128,10 +128,11 @@ const IsaKernels &ActiveKernels() {
 
 // ---- the plan of a call ----
 
-// The views of a call: the five inputs, then (for elementwise work) the output.
+// The views of a call: the five inputs, then (for elementwise work) one or two outputs.
 constexpr int kInputs = 5;
-constexpr int kOutput = 5;
-constexpr int kViews = 6;
+constexpr int kFirstOutput = 5;
+constexpr int kMaxOutputs = 2;
+constexpr int kViews = kInputs + kMaxOutputs;
 
 enum class Source : uint8_t { kOnes, kConstant, kLinear, kStrided };
 
@@ -180,7 +181,8 @@ View Classify(const Problem &problem, const void *data, DType dtype, const int64
   return view;
 }
 
-Plan MakePlan(const Problem &problem, const Destination *out) {
+// outs: the `out_count` destinations of elementwise work (none for a reduction).
+Plan MakePlan(const Problem &problem, const Destination *outs, int out_count) {
   Plan plan;
   plan.kernels = &ActiveKernels();
   const Operand *inputs[kInputs] = {&problem.self, &problem.target, &problem.weight, &problem.pos_weight,
@@ -190,13 +192,16 @@ Plan MakePlan(const Problem &problem, const Destination *out) {
     plan.views[view] = Classify(problem, inputs[view]->data, inputs[view]->dtype, inputs[view]->strides);
     strides[view] = inputs[view]->strides;
   }
-  strides[kOutput] = problem.self.strides;  // unused unless there is an output
-  if (out != nullptr) {
-    plan.views[kOutput] = Classify(problem, out->data, out->dtype, out->strides);
-    if (plan.views[kOutput].source != Source::kLinear) {
-      plan.views[kOutput].source = Source::kStrided;  // (a constant output view is written element after element)
+  for (int output = 0; output < kMaxOutputs; ++output) {
+    const int view = kFirstOutput + output;
+    strides[view] = problem.self.strides;  // unused unless there is such an output
+    if (output < out_count) {
+      plan.views[view] = Classify(problem, outs[output].data, outs[output].dtype, outs[output].strides);
+      if (plan.views[view].source != Source::kLinear) {
+        plan.views[view].source = Source::kStrided;  // (a constant output view is written element after element)
+      }
+      strides[view] = outs[output].strides;
     }
-    strides[kOutput] = out->strides;
   }
   int merged = 0;
   for (int dim = 0; dim < problem.rank; ++dim) {
@@ -288,31 +293,34 @@ class Stager {
                      Input(3, first, count), Input(4, first, count)};
   }
 
-  // Where the values of elements [first, first + count) go: the output itself when it is linear float32.
-  float *OutputValues(int64_t first) {
-    const View &out = plan_.views[kOutput];
+  // Where the values of elements [first, first + count) of output `output` go: the output itself when it is
+  // linear float32.
+  float *OutputValues(int output, int64_t first) {
+    const int view = kFirstOutput + output;
+    const View &out = plan_.views[view];
     if (out.source == Source::kLinear && out.dtype == DType::kFloat32) {
       return static_cast<float *>(const_cast<void *>(out.data)) + first;
     }
-    return buffers_[kOutput];
+    return buffers_[view];
   }
 
-  // Writes the values of OutputValues(first) to the output.
-  void StoreOutput(int64_t first, int64_t count) {
-    const View &out = plan_.views[kOutput];
+  // Writes the values of OutputValues(output, first) to the output.
+  void StoreOutput(int output, int64_t first, int64_t count) {
+    const int view = kFirstOutput + output;
+    const View &out = plan_.views[view];
     if (out.dtype == DType::kFloat32) {
       if (out.source == Source::kStrided) {
-        Scatter(plan_, kOutput, first, count, buffers_[kOutput]);
+        Scatter(plan_, view, first, count, buffers_[view]);
       }
       return;
     }
     if (out.source == Source::kLinear) {
-      plan_.kernels->narrow(out.dtype, buffers_[kOutput], count,
+      plan_.kernels->narrow(out.dtype, buffers_[view], count,
                             static_cast<uint16_t *>(const_cast<void *>(out.data)) + first);
       return;
     }
-    plan_.kernels->narrow(out.dtype, buffers_[kOutput], count, sixteen_bits_);
-    Scatter(plan_, kOutput, first, count, sixteen_bits_);
+    plan_.kernels->narrow(out.dtype, buffers_[view], count, sixteen_bits_);
+    Scatter(plan_, view, first, count, sixteen_bits_);
   }
 
  private:
@@ -397,13 +405,14 @@ void StoreOutputs(const Reduction &reduction, double scale, int64_t first, int64
   }
 }
 
-}  // namespace
-
-void ComputeElementwise(const Problem &problem, Quantity quantity, float scale, const Destination &out) {
+// Elementwise work into `out_count` outputs: compute(kernels, count, inputs, values) fills values[k] with the
+// values of output k for one chunk.
+template <class Compute>
+void ComputeOutputs(const Problem &problem, const Destination *outs, int out_count, Compute &&compute) {
   if (problem.numel == 0) {
     return;
   }
-  const Plan plan = MakePlan(problem, &out);
+  const Plan plan = MakePlan(problem, outs, out_count);
   const int64_t chunks = (problem.numel + kChunk - 1) / kChunk;
   const int tasks = TaskCount(problem.numel, chunks);
   auto task = [&](int index) {
@@ -411,18 +420,42 @@ void ComputeElementwise(const Problem &problem, Quantity quantity, float scale, 
     const int64_t end = std::min(problem.numel, chunks * (index + 1) / tasks * kChunk);
     Stager stager(plan, end - begin);
     ForEachChunk(begin, end, [&](int64_t first, int64_t count) {
-      plan.kernels->values(quantity, count, stager.Inputs(first, count), scale, stager.OutputValues(first));
-      stager.StoreOutput(first, count);
+      float *values[kMaxOutputs] = {};
+      for (int output = 0; output < out_count; ++output) {
+        values[output] = stager.OutputValues(output, first);
+      }
+      compute(*plan.kernels, count, stager.Inputs(first, count), values);
+      for (int output = 0; output < out_count; ++output) {
+        stager.StoreOutput(output, first, count);
+      }
     });
   };
   ParallelFor(tasks, task);
+}
+
+}  // namespace
+
+void ComputeElementwise(const Problem &problem, Quantity quantity, float scale, const Destination &out) {
+  ComputeOutputs(problem, &out, 1, [&](const IsaKernels &kernels, int64_t count, const RowInputs &in,
+                                        float *const *values) {
+    kernels.values(quantity, count, in, scale, values[0]);
+  });
+}
+
+void ComputeGradSelfAndTarget(const Problem &problem, float scale, const Destination &grad_self,
+                              const Destination &grad_target) {
+  const Destination outs[] = {grad_self, grad_target};
+  ComputeOutputs(problem, outs, 2, [&](const IsaKernels &kernels, int64_t count, const RowInputs &in,
+                                       float *const *values) {
+    kernels.grad_self_and_target(count, in, scale, values[0], values[1]);
+  });
 }
 
 void ComputeReduction(const Reduction &reduction, Quantity quantity, double scale, double *workspace) {
   if (reduction.problem.numel == 0) {
     return;
   }
-  const Plan plan = MakePlan(reduction.problem, nullptr);
+  const Plan plan = MakePlan(reduction.problem, nullptr, 0);
   const int64_t blocks_per_output = reduction.blocks_per_output;
   const int64_t blocks = reduction.outputs * blocks_per_output;
   std::vector<double> own_workspace;

@@ -95,12 +95,17 @@ MS_BCEWL_KERNEL_INLINE typename V::F UnweightedLoss(const Lanes<V> &in, typename
   return V::Select(infinite, limit, finite);
 }
 
+// exp(-|x|) in [0, 1]: no overflow for any x. Every quantity is computed from it.
+template <class V>
+MS_BCEWL_KERNEL_INLINE typename V::F ExpOfMinusAbs(const Lanes<V> &in) {
+  return V::Exp(V::Neg(V::Abs(in.x)));
+}
+
 template <class V, Quantity kQuantity>
-MS_BCEWL_KERNEL_INLINE typename V::F ElementValue(const Lanes<V> &in) {
+MS_BCEWL_KERNEL_INLINE typename V::F ElementValueFrom(const Lanes<V> &in, typename V::F e) {
   using F = typename V::F;
   const F zero = V::Set(0.0f);
   const F one = V::Set(1.0f);
-  const F e = V::Exp(V::Neg(V::Abs(in.x)));  // exp(-|x|) in [0, 1]: no overflow for any x
   if constexpr (kQuantity == Quantity::kGradSelf) {
     const F sigmoid = V::Div(V::Select(V::GreaterEqual(in.x, zero), one, e), V::Add(one, e));
     const F py = V::Mul(in.p, in.y);
@@ -123,6 +128,11 @@ MS_BCEWL_KERNEL_INLINE typename V::F ElementValue(const Lanes<V> &in) {
 }
 
 template <class V, Quantity kQuantity>
+MS_BCEWL_KERNEL_INLINE typename V::F ElementValue(const Lanes<V> &in) {
+  return ElementValueFrom<V, kQuantity>(in, ExpOfMinusAbs<V>(in));
+}
+
+template <class V, Quantity kQuantity>
 void ValuesLoop(int64_t count, const RowInputs &in, float scale, float *out) {
   for (int64_t i = 0; i < count; i += V::kWidth) {
     const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
@@ -135,6 +145,19 @@ MS_BCEWL_KERNEL_INLINE void AddToOpenBlock(BlockSums *sums, float value) {
   sums->lanes[sums->filled % kSumLanes] += static_cast<double>(value);
   if (++sums->filled == sums->length) {
     sums->Close();
+  }
+}
+
+// The values of ValuesLoop for kGradSelf and kGradTarget, bit for bit, from one exp per element.
+template <class V>
+void GradSelfAndTarget(int64_t count, const RowInputs &in, float scale, float *grad_self, float *grad_target) {
+  for (int64_t i = 0; i < count; i += V::kWidth) {
+    const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
+    const Lanes<V> values = LoadLanes<V>(in, i, lanes);
+    const typename V::F e = ExpOfMinusAbs<V>(values);
+    StoreFloats<V>(grad_self + i, lanes, V::Mul(ElementValueFrom<V, Quantity::kGradSelf>(values, e), V::Set(scale)));
+    StoreFloats<V>(grad_target + i, lanes,
+                   V::Mul(ElementValueFrom<V, Quantity::kGradTarget>(values, e), V::Set(scale)));
   }
 }
 
@@ -188,26 +211,42 @@ void Sums(Quantity quantity, int64_t count, const RowInputs &in, BlockSums *sums
 }
 
 template <class V, bool kHalf>
+MS_BCEWL_KERNEL_INLINE typename V::F LoadSixteenBits(const uint16_t *source) {
+  return kHalf ? V::LoadHalf(source) : V::LoadBFloat16(source);
+}
+
+template <class V, bool kHalf>
+MS_BCEWL_KERNEL_INLINE void StoreSixteenBits(uint16_t *destination, typename V::F value) {
+  if constexpr (kHalf) {
+    V::StoreHalf(destination, value);
+  } else {
+    V::StoreBFloat16(destination, value);
+  }
+}
+
+template <class V, bool kHalf>
 void WidenLoop(const uint16_t *src, int64_t count, float *dst) {
-  for (int64_t i = 0; i < count; i += V::kWidth) {
-    const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
+  int64_t i = 0;
+  for (; i + V::kWidth <= count; i += V::kWidth) {
+    V::Store(dst + i, LoadSixteenBits<V, kHalf>(src + i));
+  }
+  if (i < count) {
     uint16_t padded[V::kWidth] = {};
-    std::memcpy(padded, src + i, static_cast<size_t>(lanes) * sizeof(uint16_t));
-    StoreFloats<V>(dst + i, lanes, kHalf ? V::LoadHalf(padded) : V::LoadBFloat16(padded));
+    std::memcpy(padded, src + i, static_cast<size_t>(count - i) * sizeof(uint16_t));
+    StoreFloats<V>(dst + i, count - i, LoadSixteenBits<V, kHalf>(padded));
   }
 }
 
 template <class V, bool kHalf>
 void NarrowLoop(const float *src, int64_t count, uint16_t *dst) {
-  for (int64_t i = 0; i < count; i += V::kWidth) {
-    const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
+  int64_t i = 0;
+  for (; i + V::kWidth <= count; i += V::kWidth) {
+    StoreSixteenBits<V, kHalf>(dst + i, V::Load(src + i));
+  }
+  if (i < count) {
     uint16_t narrowed[V::kWidth];
-    if constexpr (kHalf) {
-      V::StoreHalf(narrowed, LoadFloats<V>(src + i, lanes));
-    } else {
-      V::StoreBFloat16(narrowed, LoadFloats<V>(src + i, lanes));
-    }
-    std::memcpy(dst + i, narrowed, static_cast<size_t>(lanes) * sizeof(uint16_t));
+    StoreSixteenBits<V, kHalf>(narrowed, LoadFloats<V>(src + i, count - i));
+    std::memcpy(dst + i, narrowed, static_cast<size_t>(count - i) * sizeof(uint16_t));
   }
 }
 
@@ -231,7 +270,8 @@ void MapLoop(const float *in, int64_t count, float *out) {
 
 template <class V>
 constexpr IsaKernels MakeKernels(Isa isa, const char *name) {
-  return IsaKernels{isa,      name,     V::kWidth, &Widen<V>, &Narrow<V>, &Values<V>, &Sums<V>,
+  return IsaKernels{isa,       name,     V::kWidth,           &Widen<V>,
+                    &Narrow<V>, &Values<V>, &GradSelfAndTarget<V>, &Sums<V>,
                     &MapLoop<V, &V::Exp>, &MapLoop<V, &V::Log1p>};
 }
 

@@ -69,6 +69,9 @@ struct IsaKernels {
   void (*narrow)(DType dtype, const float *src, int64_t count, uint16_t *dst);
   // out[i] = value(i) * scale.
   void (*values)(Quantity quantity, int64_t count, const RowInputs &in, float scale, float *out);
+  // values() of kGradSelf into grad_self and of kGradTarget into grad_target, in one pass.
+  void (*grad_self_and_target)(int64_t count, const RowInputs &in, float scale, float *grad_self,
+                               float *grad_target);
   // Adds value(i), i = 0 .. count - 1, to their lanes of *sums in order, closing blocks as they fill.
   void (*sums)(Quantity quantity, int64_t count, const RowInputs &in, BlockSums *sums);
   // The kernels' exp (for t <= 0) and log1p (for e in [0, 1]), exposed for the tests of their error bounds.
