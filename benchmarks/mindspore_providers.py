@@ -55,16 +55,20 @@ class MindSporeGroup:
                 for name, loss_fn in BCE_PROVIDERS.items()}
 
     def _floor_providers(self, inputs):
-        tensor = Tensor(inputs["x"].reshape(-1))
+        """The floor on the two inputs of the smallest loss call, and the forward of both losses beside it."""
+        tensors = [Tensor(inputs["x"]), Tensor(inputs["y"])]
         noop = self._noop
 
-        def custom_noop(t):
-            return noop(t)
+        def custom_noop(x, y):
+            return noop(x, y)
 
-        def ops_add(t):
-            return ops.add(t, t)
-        return {"floor_custom_noop": self._factory(custom_noop, False, [tensor]),
-                "floor_ops_add": self._factory(ops_add, False, [tensor])}
+        providers = {"floor_custom_noop": self._factory(custom_noop, False, tensors),
+                     "floor_ops_add": self._factory(ops.add, False, tensors)}
+        for reduction in ("none", "mean"):
+            for name, loss_fn in BCE_PROVIDERS.items():
+                providers[f"{name}_{reduction}"] = self._factory(bce_loss(loss_fn, False, False, reduction), False,
+                                                                 tensors)
+        return providers
 
     def _factory(self, function, is_backward, arguments):
         """value_and_grad, not grad: graph mode would prune a forward whose loss nobody reads, and training

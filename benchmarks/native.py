@@ -5,9 +5,25 @@ import subprocess
 from pathlib import Path
 
 SOURCES = Path(__file__).resolve().parent / "native"
-# GCC's tuning for some x86 CPUs (AMD Zen 1) keeps to 128-bit vectors; 256-bit ones run the formula faster there.
-WIDE_VECTORS = ["-mprefer-vector-width=256"] if platform.machine() in ("x86_64", "AMD64") else []
-ROOF_FLAGS = ["-O3", "-march=native", *WIDE_VECTORS, "-ffast-math", "-fopenmp", "-shared", "-fPIC"]
+
+
+def _cpu_flags():
+    try:
+        return next((line.split(":", 1)[1].split() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                     if line.startswith("flags")), [])
+    except OSError:
+        return []
+
+
+def _vector_width_flags():
+    """The widest vectors the CPU has: GCC's tuning keeps some x86 CPUs to narrower ones (128 bits on AMD Zen 1,
+    256 on AVX-512 CPUs), and libmvec's wider variants run the formula faster; a roof must be the best of it."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return []
+    return [f"-mprefer-vector-width={512 if 'avx512f' in _cpu_flags() else 256}"]
+
+
+ROOF_FLAGS = ["-O3", "-march=native", *_vector_width_flags(), "-ffast-math", "-fopenmp", "-shared", "-fPIC"]
 NOOP_FLAGS = ["-O2", "-shared", "-fPIC"]
 LIBMVEC_FUNCTIONS = ("expf", "log1pf")
 

@@ -3,12 +3,14 @@ import csv
 from collections import defaultdict
 from pathlib import Path
 
+from results_model import ROOFS, median_in
+from targets import TARGETS_GUIDE, target_rows
+
 STEM = "bce_with_logits"
 MACHINE_FIELDS = ("cpu_model", "cores", "load_average", "python", "numpy", "mindspore", "ms_bcewl", "torch", "gxx",
                   "formula_roof")
 CSV_FIELDS = ("provider", "mode", "runtime", "case", "size", "dtype", "reduction", "pass", "status", "median_s",
               "p20_s", "p80_s", "melem_per_s", "samples", "calls_per_sample", "note") + MACHINE_FIELDS
-ROOFS = ("roof_stream", "roof_formula")
 
 
 def format_seconds(seconds):
@@ -67,14 +69,6 @@ def _index(results):
     return index
 
 
-def _median(row, provider, mode_runtime=None):
-    """Median of the provider in this row; torch and the roofs have one mode, so mode_runtime may be omitted."""
-    for (name, mode, runtime), result in row.items():
-        if name == provider and mode_runtime in (None, (mode, runtime)):
-            return result.median
-    return None
-
-
 def _mindspore_modes(results):
     return list(dict.fromkeys((r.mode, r.runtime) for r in results if r.provider == "ms_bcewl"))
 
@@ -83,10 +77,10 @@ def _comparison_rows(index, mode_runtime):
     for workload, row in index.items():
         if workload.is_floor:
             continue
-        ours = _median(row, "ms_bcewl", mode_runtime)
-        builtin = _median(row, "mindspore", mode_runtime)
-        torch = _median(row, "torch")
-        roofs = [_median(row, name) for name in ROOFS]
+        ours = median_in(row, "ms_bcewl", mode_runtime)
+        builtin = median_in(row, "mindspore", mode_runtime)
+        torch = median_in(row, "torch")
+        roofs = [median_in(row, name) for name in ROOFS]
         # The op can be no faster than the slower of its two bounds.
         roof = max((r for r in roofs if r is not None), default=None)
         yield ([workload.case, workload.size, workload.dtype, workload.reduction, workload.pass_]
@@ -94,12 +88,19 @@ def _comparison_rows(index, mode_runtime):
                + [format_ratio(builtin, ours), format_ratio(torch, ours), format_ratio(roof, ours)])
 
 
+FLOOR_COLUMNS = ("floor_custom_noop", "floor_ops_add", "ms_bcewl_none", "mindspore_none", "ms_bcewl_mean",
+                 "mindspore_mean")
+
+
 def _floor_rows(index, modes):
     for workload, row in index.items():
         if workload.is_floor:
             for mode_runtime in modes:
-                yield ["/".join(mode_runtime)] + [format_seconds(_median(row, name, mode_runtime))
-                                                  for name in ("floor_custom_noop", "floor_ops_add")]
+                times = {name: median_in(row, name, mode_runtime) for name in FLOOR_COLUMNS}
+                yield (["/".join(mode_runtime)] + [format_seconds(times[name]) for name in FLOOR_COLUMNS]
+                       + [format_ratio(times[f"ms_bcewl_{reduction}"], times[peer])
+                          for reduction in ("none", "mean")
+                          for peer in (f"mindspore_{reduction}", "floor_custom_noop")])
 
 
 def _unmeasured_rows(results):
@@ -109,6 +110,12 @@ def _unmeasured_rows(results):
             counts[(result.series, result.note)] += 1
     return [[series, count, note] for (series, note), count in counts.items()]
 
+
+FLOOR_GUIDE = """## Per-call cost (N = 1000, forward)
+
+A do-nothing custom AOT op and ops.add on the two inputs of the smallest loss call (x, y of 1000 float32 each),
+timed beside ms_bcewl and the built-in op on the same inputs, without weights. The ratios here are *ms_bcewl time
+÷ peer time*: 1 means as cheap as the peer, above 1 dearer."""
 
 READING_GUIDE = """Times are medians of the per-call time over the samples (each sample is a batch of calls, every call
 run to completion). A ratio is *peer time ÷ ms_bcewl time*: above 1 ms_bcewl is faster. The roof is the slower
@@ -122,8 +129,12 @@ def markdown(results, machine, command):
     index = _index(results)
     lines = ["# BCEWithLogits benchmark", "", f"Command: `{command}`", ""]
     lines += _table(["machine", ""], [[name, machine.get(name, "")] for name in MACHINE_FIELDS])
-    lines += [READING_GUIDE, "", "## Per-call floor (N = 1000): a do-nothing custom AOT op and ops.add", ""]
-    lines += _table(["mode/runtime", "custom AOT no-op", "ops.add"], _floor_rows(index, modes))
+    lines += [READING_GUIDE, "", FLOOR_GUIDE, ""]
+    lines += _table(["mode/runtime", "custom AOT no-op", "ops.add", "ms_bcewl none", "built-in none",
+                     "ms_bcewl mean", "built-in mean", "none: ms_bcewl ÷ built-in", "none: ms_bcewl ÷ no-op",
+                     "mean: ms_bcewl ÷ built-in", "mean: ms_bcewl ÷ no-op"], _floor_rows(index, modes))
+    lines += ["## Targets (issue 3)", "", TARGETS_GUIDE, ""]
+    lines += _table(["target", "mode/runtime", "workload", "measured", "needed", "met"], target_rows(index, modes))
     header = ["case", "N", "dtype", "reduction", "pass", "ms_bcewl", "built-in", "torch", *ROOFS,
               "built-in ÷ ms_bcewl", "torch ÷ ms_bcewl", "roof ÷ ms_bcewl"]
     for mode_runtime in modes:

@@ -33,3 +33,15 @@ class Result:
     @property
     def melem_per_s(self):
         return self.workload.size / self.median / 1e6 if self.ok else None
+
+
+ROOFS = ("roof_stream", "roof_formula")
+
+
+def median_in(row, provider, mode_runtime=None):
+    """The median of `provider` in a row {(provider, mode, runtime): Result} of one workload; torch and the roofs
+    have one mode, so mode_runtime may be omitted. None where it was not measured."""
+    for (name, mode, runtime), result in row.items():
+        if name == provider and mode_runtime in (None, (mode, runtime)):
+            return result.median
+    return None
