@@ -11,9 +11,10 @@
 // along the innermost of the dims merged over the strided views (a memcpy, a fill or a strided copy per run).
 // The output is written in place when linear, else staged and scattered the same way.
 //
-// Work is cut into chunks of kChunk elements at fixed multiples of kChunk (and, for reductions, taken as whole
-// reduction blocks by the tasks), staged as contiguous float32, and handed to the ISA kernel. Calls below
-// kSerialBelow elements run on the calling thread. Element values depend only on the element, and every block of a
+// Work is cut into chunks of kChunk elements at fixed multiples of kChunk (for reductions, within whole reduction
+// blocks), staged as contiguous float32, and handed to the ISA kernel. The tasks (one per thread) take pieces of
+// about kElementsPerPiece elements in turn until none are left. Calls below kSerialBelow elements run on the calling
+// thread. Element values depend only on the element, and every block of a
 // reduction is summed in the lane order of bcewl_kernel.h by one task (its partial goes to the workspace; the
 // partials of an output are added in block order after the tasks), so results are bitwise the same for every
 // thread count.
@@ -63,6 +64,7 @@ namespace {
 constexpr int64_t kChunk = 512;                // elements staged at a time (the staging buffers stay in L1)
 constexpr int64_t kSerialBelow = 65536;        // smaller calls run on the calling thread
 constexpr int64_t kElementsPerTask = 32768;    // at least this many elements per task
+constexpr int64_t kElementsPerPiece = 8192;    // the work a task takes at a time
 constexpr int64_t kOutputsPerBatch = 1024;     // block sums kept on a task's stack before they are stored
 
 // ---- ISA selection ----
@@ -365,6 +367,21 @@ void ForEachChunk(int64_t begin, int64_t end, Body &&body) {
   }
 }
 
+// Calls body(stager, first, last) for the pieces [first, last) of [0, units), units_per_piece units each, on
+// `tasks` threads: a thread takes the next piece whenever it finishes one, so one that starts late or is preempted
+// leaves its share to the others. No result depends on which thread takes a piece.
+template <class Body>
+void ForEachPiece(const Plan &plan, int tasks, int64_t numel, int64_t units, int64_t units_per_piece, Body &&body) {
+  std::atomic<int64_t> next{0};
+  auto task = [&](int) {
+    Stager stager(plan, numel);
+    for (int64_t first; (first = next.fetch_add(units_per_piece, std::memory_order_relaxed)) < units;) {
+      body(stager, first, std::min(units, first + units_per_piece));
+    }
+  };
+  ParallelFor(tasks, task);
+}
+
 int TaskCount(int64_t numel, int64_t units) {
   if (numel < kSerialBelow) {
     return 1;
@@ -415,22 +432,20 @@ void ComputeOutputs(const Problem &problem, const Destination *outs, int out_cou
   const Plan plan = MakePlan(problem, outs, out_count);
   const int64_t chunks = (problem.numel + kChunk - 1) / kChunk;
   const int tasks = TaskCount(problem.numel, chunks);
-  auto task = [&](int index) {
-    const int64_t begin = chunks * index / tasks * kChunk;
-    const int64_t end = std::min(problem.numel, chunks * (index + 1) / tasks * kChunk);
-    Stager stager(plan, end - begin);
-    ForEachChunk(begin, end, [&](int64_t first, int64_t count) {
-      float *values[kMaxOutputs] = {};
-      for (int output = 0; output < out_count; ++output) {
-        values[output] = stager.OutputValues(output, first);
-      }
-      compute(*plan.kernels, count, stager.Inputs(first, count), values);
-      for (int output = 0; output < out_count; ++output) {
-        stager.StoreOutput(output, first, count);
-      }
-    });
-  };
-  ParallelFor(tasks, task);
+  ForEachPiece(plan, tasks, problem.numel, chunks, kElementsPerPiece / kChunk,
+               [&](Stager &stager, int64_t first_chunk, int64_t last_chunk) {
+                 ForEachChunk(first_chunk * kChunk, std::min(problem.numel, last_chunk * kChunk),
+                              [&](int64_t first, int64_t count) {
+                                float *values[kMaxOutputs] = {};
+                                for (int output = 0; output < out_count; ++output) {
+                                  values[output] = stager.OutputValues(output, first);
+                                }
+                                compute(*plan.kernels, count, stager.Inputs(first, count), values);
+                                for (int output = 0; output < out_count; ++output) {
+                                  stager.StoreOutput(output, first, count);
+                                }
+                              });
+               });
 }
 
 }  // namespace
@@ -464,22 +479,19 @@ void ComputeReduction(const Reduction &reduction, Quantity quantity, double scal
     workspace = own_workspace.data();
   }
   const int tasks = TaskCount(reduction.problem.numel, blocks);
-  auto task = [&](int index) {
-    const int64_t first = blocks * index / tasks;
-    const int64_t last = blocks * (index + 1) / tasks;
-    Stager stager(plan, BlockStart(reduction, last) - BlockStart(reduction, first));
-    if (blocks_per_output > 1) {  // block partials into the workspace; outputs after all tasks
-      SumBlocks(plan, stager, reduction, quantity, first, last, workspace + first);
-      return;
-    }
-    for (int64_t batch = first; batch < last; batch += kOutputsPerBatch) {  // one block per output
-      double totals[kOutputsPerBatch];
-      const int64_t count = std::min(kOutputsPerBatch, last - batch);
-      SumBlocks(plan, stager, reduction, quantity, batch, batch + count, totals);
-      StoreOutputs(reduction, scale, batch, count, [&](int64_t output) { return totals[output - batch]; });
-    }
-  };
-  ParallelFor(tasks, task);
+  const int64_t block_elements = std::min(kReductionBlockElements, reduction.per_output);
+  const int64_t blocks_per_piece = std::clamp(kElementsPerPiece / block_elements, int64_t{1}, kOutputsPerBatch);
+  ForEachPiece(plan, tasks, reduction.problem.numel, blocks, blocks_per_piece,
+               [&](Stager &stager, int64_t first, int64_t last) {
+                 if (blocks_per_output > 1) {  // block partials into the workspace; outputs after all tasks
+                   SumBlocks(plan, stager, reduction, quantity, first, last, workspace + first);
+                   return;
+                 }
+                 double totals[kOutputsPerBatch];  // one block per output
+                 SumBlocks(plan, stager, reduction, quantity, first, last, totals);
+                 StoreOutputs(reduction, scale, first, last - first,
+                              [&](int64_t output) { return totals[output - first]; });
+               });
   if (blocks_per_output > 1) {
     StoreOutputs(reduction, scale, 0, reduction.outputs, [&](int64_t output) {
       double total = 0.0;
