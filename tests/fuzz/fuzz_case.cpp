@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <memory>
@@ -24,6 +25,7 @@ namespace {
 constexpr int64_t kMaxRunElements = int64_t{1} << 18;  // larger planned problems are destroyed, not run
 constexpr size_t kMaxOpRank = 8;
 constexpr uint64_t kMaxPrintedFindings = 40;
+constexpr double kMemcpyChance = 0.05;  // of a case also calling aclrtMemcpy once (with its own random stream)
 
 uint64_t SplitMix(uint64_t value) {
   value += 0x9E3779B97F4A7C15ull;
@@ -146,6 +148,10 @@ class CaseRunner {
     CheckStoragesUnchanged(computed);
     if (computed) {
       CheckResults();
+    }
+    Random memcpy_random(case_seed_ + 3);
+    if (memcpy_random.Chance(kMemcpyChance)) {
+      CheckMemcpy(memcpy_random);
     }
   }
 
@@ -493,6 +499,78 @@ class CaseRunner {
         return false;
     }
     return false;
+  }
+
+  // ---- aclrtMemcpy ----
+
+  // One end of a copy: the aclrtMalloc buffer, the heap buffer or nullptr, at an offset.
+  struct End {
+    unsigned char *buffer;
+    size_t offset;
+    unsigned char *data() const { return buffer == nullptr ? nullptr : buffer + offset; }
+  };
+
+  // One aclrtMemcpy between an aclrtMalloc buffer and a heap buffer of the same size: a kind code in [0, 4] or one
+  // that aclrtMemcpyKind cannot hold, random ends, offsets and counts, null pointers. The status is predicted from
+  // acl_rt.h's contract, and both buffers must end as a memmove of exactly those bytes (or unchanged) leaves them.
+  // The host-side ends keep to what a caller must ensure (count and destMax within the buffer); the device-side
+  // ends and everything else may be wrong, for the adapter to reject.
+  void CheckMemcpy(Random &random) {
+    const size_t bytes = static_cast<size_t>(random.Between(1, 256));
+    void *allocation = nullptr;
+    if (Checked("aclrtMalloc", {ACL_SUCCESS}, [&] {
+          return aclrtMalloc(&allocation, bytes, ACL_MEM_MALLOC_HUGE_FIRST);
+        }) != ACL_SUCCESS) {
+      return;
+    }
+    auto *device = static_cast<unsigned char *>(allocation);
+    std::vector<unsigned char> host(bytes);
+    for (size_t i = 0; i < bytes; ++i) {
+      device[i] = static_cast<unsigned char>(random.Bits());
+      host[i] = static_cast<unsigned char>(random.Bits());
+    }
+    const int32_t kind = random.Chance(0.8) ? static_cast<int32_t>(random.Between(0, 4))
+                                            : random.Pick<int32_t>({-1, 5, 7, 8, 64, INT32_MIN, INT32_MAX});
+    const auto draw_end = [&] {
+      unsigned char *buffer = random.Chance(0.05) ? nullptr : random.Chance(0.5) ? device : host.data();
+      return End{buffer, static_cast<size_t>(random.Between(0, std::min<int64_t>(8, bytes - 1)))};
+    };
+    const End dst = draw_end();
+    const End src = draw_end();
+    const bool valid_kind = kind >= ACL_MEMCPY_HOST_TO_HOST && kind <= ACL_MEMCPY_DEFAULT;
+    const bool device_dst = valid_kind && (kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_DEVICE_TO_DEVICE);
+    const bool device_src = valid_kind && (kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_DEVICE);
+    size_t dest_max = random.Chance(0.7) ? bytes : static_cast<size_t>(random.Between(0, bytes));
+    const int64_t most = static_cast<int64_t>(bytes);
+    size_t count =
+        static_cast<size_t>(random.Chance(0.9) ? random.Between(0, most) : random.Between(most + 1, most + 8));
+    if (!device_dst) {
+      dest_max = std::min(dest_max, bytes - dst.offset);
+    }
+    if (!device_src) {
+      count = std::min(count, bytes - src.offset);
+    }
+    const auto inside_device = [&](const End &end) { return end.buffer == device && end.offset + count <= bytes; };
+    const bool accepted = dst.buffer != nullptr && src.buffer != nullptr && valid_kind && count <= dest_max &&
+                          (!device_dst || inside_device(dst)) && (!device_src || inside_device(src));
+
+    std::vector<unsigned char> expected_device(device, device + bytes);
+    std::vector<unsigned char> expected_host = host;
+    if (accepted) {
+      const auto model = [&](const End &end) {
+        return (end.buffer == device ? expected_device.data() : expected_host.data()) + end.offset;
+      };
+      std::memmove(model(dst), model(src), count);
+    }
+    Checked("aclrtMemcpy", {accepted ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM}, [&] {
+      return aclrtMemcpy(dst.data(), dest_max, src.data(), count, static_cast<aclrtMemcpyKind>(kind));
+    });
+    if (!std::equal(device, device + bytes, expected_device.begin()) || host != expected_host) {
+      Report(&stats_->mismatches, "aclrtMemcpy(kind " + std::to_string(kind) + ", count " + std::to_string(count) +
+                                      ", destMax " + std::to_string(dest_max) + ") left the buffers other than " +
+                                      (accepted ? "a copy of exactly those bytes" : "unchanged"));
+    }
+    Checked("aclrtFree", {ACL_SUCCESS}, [&] { return aclrtFree(allocation); });
   }
 
   // ---- checks after the call ----

@@ -1,9 +1,11 @@
 #include "regressions.h"
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "acl/acl_rt.h"
 #include "aclnn/acl_meta.h"
 
 namespace fuzz {
@@ -56,6 +58,34 @@ bool EnumCodesOutsideTheirRangeAreRejected() {
          Accepted({{2}, 63, ACL_FORMAT_ND, {2}}) && Accepted({{2}, -64, 63, {2}});
 }
 
+// aclrtMemcpy of 4 host bytes with `kind` (a C caller's int): whether it returns `expected`, with a message of that
+// status on failure, and copies exactly when it succeeds.
+bool MemcpyGives(int32_t kind, aclError expected) {
+  const unsigned char source[4] = {1, 2, 3, 4};
+  unsigned char destination[4] = {};
+  const aclError status =
+      aclrtMemcpy(destination, sizeof(destination), source, sizeof(source), static_cast<aclrtMemcpyKind>(kind));
+  const bool copied = std::memcmp(destination, source, sizeof(source)) == 0;
+  if (status == ACL_SUCCESS) {
+    return expected == ACL_SUCCESS && copied;
+  }
+  const std::string prefix = "aclrtMemcpy: error " + std::to_string(status) + ": kind " + std::to_string(kind);
+  return status == expected && !copied && std::string(aclGetRecentErrMsg()).rfind(prefix, 0) == 0;
+}
+
+// Found by review after the aclCreateTensor fix: aclrtMemcpy compared its kind as the enum to range-check it, which
+// is undefined for a code the enum cannot hold (aclrtMemcpyKind holds 0 .. 7: not 8 and beyond, nor negative codes);
+// GCC's UBSan does not instrument such a by-value parameter, so it went unreported. Every code outside [0, 4] is now
+// rejected with ACL_ERROR_INVALID_PARAM before it becomes the enum (runtime/abi_enum.h).
+bool MemcpyKindsOutsideTheirRangeAreRejected() {
+  for (int32_t kind : {-1, 5, 7, 8, 64, INT32_MIN, INT32_MAX}) {
+    if (!MemcpyGives(kind, ACL_ERROR_INVALID_PARAM)) {
+      return false;
+    }
+  }
+  return MemcpyGives(ACL_MEMCPY_HOST_TO_HOST, ACL_SUCCESS) && MemcpyGives(ACL_MEMCPY_DEFAULT, ACL_SUCCESS);
+}
+
 struct Regression {
   const char *name;
   bool (*passes)();
@@ -64,6 +94,7 @@ struct Regression {
 const Regression kRegressions[] = {
     {"empty_view_with_strides_beyond_int64_is_rejected", EmptyViewWithStridesBeyondInt64IsRejected},
     {"enum_codes_outside_their_range_are_rejected", EnumCodesOutsideTheirRangeAreRejected},
+    {"memcpy_kinds_outside_their_range_are_rejected", MemcpyKindsOutsideTheirRangeAreRejected},
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "acl/acl_rt.h"
 #include "aclnn/aclnn_base.h"
+#include "runtime/abi_enum.h"
 #include "runtime/error_message.h"
 #include "runtime/host_runtime.h"
 #include "runtime/live_handles.h"
@@ -138,14 +139,16 @@ bool IsDeviceSide(aclrtMemcpyKind kind, bool destination) {
   }
 }
 
-aclError CheckMemcpyArguments(void *dst, size_t dest_max, const void *src, size_t count, aclrtMemcpyKind kind) {
+// kind_code: the caller's aclrtMemcpyKind as an int (runtime/abi_enum.h), converted once it is known to be one.
+aclError CheckMemcpyArguments(void *dst, size_t dest_max, const void *src, size_t count, int32_t kind_code) {
   const char *api = "aclrtMemcpy";
   if (dst == nullptr || src == nullptr) {
     return Fail(api, ACL_ERROR_INVALID_PARAM, dst == nullptr ? "dst is null." : "src is null.");
   }
-  if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_DEFAULT) {
-    return Fail(api, ACL_ERROR_INVALID_PARAM, "kind " + std::to_string(static_cast<int>(kind)) + " is not in [0, 4].");
+  if (kind_code < ACL_MEMCPY_HOST_TO_HOST || kind_code > ACL_MEMCPY_DEFAULT) {
+    return Fail(api, ACL_ERROR_INVALID_PARAM, "kind " + std::to_string(kind_code) + " is not in [0, 4].");
   }
+  const auto kind = static_cast<aclrtMemcpyKind>(kind_code);
   if (count > dest_max) {
     return Fail(api, ACL_ERROR_INVALID_PARAM,
                 "count " + std::to_string(count) + " exceeds destMax " + std::to_string(dest_max) + ".");
@@ -213,6 +216,7 @@ extern "C" aclError aclrtSynchronizeStream(aclrtStream stream) {
   return ACL_SUCCESS;
 }
 
+// policy is never read (the host has one kind of memory), so any int a C caller passes as it is harmless.
 extern "C" aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy /*policy*/) {
   return ms_bcewl::Allocate("aclrtMalloc", devPtr, size, MemoryKind::kDevice);
 }
@@ -228,7 +232,7 @@ extern "C" aclError aclrtFreeHost(void *hostPtr) {
 }
 
 extern "C" aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind) {
-  const aclError status = ms_bcewl::CheckMemcpyArguments(dst, destMax, src, count, kind);
+  const aclError status = ms_bcewl::CheckMemcpyArguments(dst, destMax, src, count, ms_bcewl::AbiEnumCode(&kind));
   if (status == ACL_SUCCESS && count > 0) {
     std::memmove(dst, src, count);
   }

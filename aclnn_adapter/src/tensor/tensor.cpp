@@ -1,11 +1,11 @@
 // aclCreateTensor / aclDestroyTensor and the aclGet* accessors. A tensor is accepted only if its view lies
 // inside its storage, so that no later kernel can read or write outside the buffer the caller described.
 #include <algorithm>
-#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <string>
 
+#include "runtime/abi_enum.h"
 #include "runtime/error_message.h"
 #include "runtime/live_handles.h"
 #include "tensor/tensor.h"
@@ -18,19 +18,10 @@ namespace {
 constexpr uint64_t kMaxCreatableRank = 64;
 constexpr const char *kCreateApi = "aclCreateTensor";
 
-// The C ABI passes an enum as an int, and a C caller may pass any int; but in C++, loading an enum outside the
-// values it can hold (-64 .. 63 for aclDataType and aclFormat, whose enumerators lie in -1 .. 47) is undefined. So
-// aclCreateTensor reads its enum arguments as ints and rejects what the enums cannot hold.
+// aclCreateTensor reads its enum arguments as ints (runtime/abi_enum.h) and rejects what the enums cannot hold:
+// -64 .. 63 for aclDataType and aclFormat, whose enumerators lie in -1 .. 47.
 constexpr int32_t kLowestEnumCode = -64;
 constexpr int32_t kHighestEnumCode = 63;
-
-template <typename Enum>
-int32_t AbiEnumCode(const Enum *argument) {
-  static_assert(sizeof(Enum) == sizeof(int32_t), "the enums of the C ABI are int-sized");
-  int32_t code = 0;
-  std::memcpy(&code, argument, sizeof(code));
-  return code;
-}
 
 bool CheckEnumCode(const char *what, int32_t code) {
   if (code < kLowestEnumCode || code > kHighestEnumCode) {
