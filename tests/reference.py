@@ -203,6 +203,38 @@ def assert_close(got, expected, name, kind, scale=1.0, msg=""):
                                err_msg=msg)
 
 
+def rounding_scales(case, g=None):
+    """`scale` arguments for check_loss and check_grads that allow 16 float32 roundings of the terms of each output.
+
+    The op evaluates DESIGN.md §3 in float32, so its absolute error is a few roundings of the largest term
+    (|(1 - y)·x|, |(1 + (p - 1)·y)·logsig(x)|, ...) whatever value the terms cancel to; 1e-6 = 16 float32 roundings.
+    Returns (loss scale, (dx, dy, dw, dp) scales), each 1 + that allowance in units of the output dtype's atol.
+    """
+    x, y = case.x, case.y
+    w, p = np.abs(_ones_if_none(case.w)), _ones_if_none(case.p)
+    gs = np.abs(upstream_scale(x.shape, case.reduction, g))
+    ls, ls_neg = np.abs(log_sigmoid(x)), np.abs(log_sigmoid(-x))
+    unweighted = np.abs((1.0 - y) * x) + np.abs(1.0 + (p - 1.0) * y) * ls
+    terms = (reduce(np.broadcast_to(w * unweighted, x.shape), case.reduction),
+             w * (np.abs(p * y + 1.0 - y) * sigmoid(x) + np.abs(p * y)) * gs,
+             w * (ls_neg + np.abs(p) * ls) * gs,
+             None if case.w is None else sum_to_shape(unweighted * gs, case.w.shape),
+             None if case.p is None else sum_to_shape(w * np.abs(y) * ls * gs, case.p.shape))
+    kinds_and_dtypes = [("loss", case.out_dtype)] + [("grad", d) for d in case.dtypes]
+    scales = [1.0 + _largest_finite(t) * TOLERANCES[("float32", kind)][1] / TOLERANCES[(dtype, kind)][1]
+              for t, (kind, dtype) in zip(terms, kinds_and_dtypes)]
+    return scales[0], tuple(scales[1:])
+
+
+def _largest_finite(a):
+    """The largest finite value of `a` (0 if none): an infinite or NaN output is compared by position, not by atol."""
+    if a is None:
+        return 0.0
+    a = np.asarray(a, dtype=np.float64)
+    finite = a[np.isfinite(a)]
+    return float(finite.max()) if finite.size else 0.0
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Test cases
 # --------------------------------------------------------------------------------------------------------------
@@ -426,7 +458,10 @@ def check_loss(case, got=None, scale=1.0, msg=""):
 
 
 def check_grads(case, g=None, got=None, scale=1.0, msg=""):
-    """Each gradient has the dtype and shape of its argument and matches the reference."""
+    """Each gradient has the dtype and shape of its argument and matches the reference.
+
+    `scale`: one factor for every gradient, or one per argument (x, y, w, p) as rounding_scales returns them."""
+    scales = tuple(scale) if isinstance(scale, (tuple, list)) else (scale,) * 4
     got = run_grads(case, g) if got is None else got
     expected = [e for e, a in zip(case.expected_grads(g), case.args) if a is not None]
     pos = positions(case)
@@ -435,5 +470,5 @@ def check_grads(case, g=None, got=None, scale=1.0, msg=""):
         label = f"{msg} d{'xywp'[i]}"
         assert dtype_name(gt.dtype) == case.dtypes[i], f"{label}: dtype {gt.dtype}, expected {case.dtypes[i]}"
         assert tuple(gt.shape) == case.args[i].shape, f"{label}: shape {gt.shape}, expected {case.args[i].shape}"
-        assert_close(to_f64(gt), ex, case.dtypes[i], "grad", scale, label)
+        assert_close(to_f64(gt), ex, case.dtypes[i], "grad", scales[i], label)
     return got

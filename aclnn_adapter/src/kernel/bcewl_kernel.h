@@ -53,7 +53,9 @@ struct Problem {
 // What is computed per element (formulas in bcewl_kernel_plain.cpp).
 enum class Quantity { kLoss, kGradSelf, kGradTarget, kGradWeight, kGradPosWeight };
 
-// out[i] = cast(value(i) * scale) for every element of the problem (scale in float32: 1, or 1/numel for mean).
+// out[i] = cast(value(i) * scale) for every element of the problem (scale in float32: 1, or 1/numel for mean). A
+// gradient's scale enters through g (value(i) with g * scale in place of g) before the other products, so that a
+// result that fits float32 cannot overflow in between.
 void ComputeElementwise(const Problem &problem, Quantity quantity, float scale, const Destination &out);
 
 // ComputeElementwise of kGradSelf into grad_self and of kGradTarget into grad_target, bit for bit, in one pass
@@ -77,7 +79,8 @@ Reduction PlanReduction(const Problem &problem, const int64_t *out_shape, const 
 // than one block, else 0.
 uint64_t ReductionWorkspaceBytes(const Reduction &reduction);
 
-// out[o] = cast(scale * sum of value(i) over the contributions to o), summed in the order described above.
+// out[o] = cast(scale * sum of value(i) over the contributions to o), summed in the order described above. For the
+// gradients, scale enters through g (float32) as in ComputeElementwise; the loss's sum is scaled in float64.
 // workspace holds ReductionWorkspaceBytes(reduction) bytes (may be null when that is 0).
 void ComputeReduction(const Reduction &reduction, Quantity quantity, double scale, double *workspace);
 

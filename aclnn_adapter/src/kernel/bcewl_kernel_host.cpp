@@ -398,13 +398,13 @@ int64_t BlockStart(const Reduction &reduction, int64_t block) {
 }
 
 // Sums blocks [first_block, last_block) into partials[0 .. last_block - first_block).
-void SumBlocks(const Plan &plan, Stager &stager, const Reduction &reduction, Quantity quantity, int64_t first_block,
-               int64_t last_block, double *partials) {
+void SumBlocks(const Plan &plan, Stager &stager, const Reduction &reduction, Quantity quantity, float g_scale,
+               int64_t first_block, int64_t last_block, double *partials) {
   BlockSums sums;
   sums.Open((first_block % reduction.blocks_per_output) * kReductionBlockElements, reduction.per_output, partials);
   ForEachChunk(BlockStart(reduction, first_block), BlockStart(reduction, last_block),
                [&](int64_t first, int64_t count) {
-                 plan.kernels->sums(quantity, count, stager.Inputs(first, count), &sums);
+                 plan.kernels->sums(quantity, count, stager.Inputs(first, count), g_scale, &sums);
                });
 }
 
@@ -470,6 +470,9 @@ void ComputeReduction(const Reduction &reduction, Quantity quantity, double scal
   if (reduction.problem.numel == 0) {
     return;
   }
+  const bool loss = quantity == Quantity::kLoss;
+  const float g_scale = loss ? 1.0f : static_cast<float>(scale);
+  const double total_scale = loss ? scale : 1.0;
   const Plan plan = MakePlan(reduction.problem, nullptr, 0);
   const int64_t blocks_per_output = reduction.blocks_per_output;
   const int64_t blocks = reduction.outputs * blocks_per_output;
@@ -484,16 +487,16 @@ void ComputeReduction(const Reduction &reduction, Quantity quantity, double scal
   ForEachPiece(plan, tasks, reduction.problem.numel, blocks, blocks_per_piece,
                [&](Stager &stager, int64_t first, int64_t last) {
                  if (blocks_per_output > 1) {  // block partials into the workspace; outputs after all tasks
-                   SumBlocks(plan, stager, reduction, quantity, first, last, workspace + first);
+                   SumBlocks(plan, stager, reduction, quantity, g_scale, first, last, workspace + first);
                    return;
                  }
                  double totals[kOutputsPerBatch];  // one block per output
-                 SumBlocks(plan, stager, reduction, quantity, first, last, totals);
-                 StoreOutputs(reduction, scale, first, last - first,
+                 SumBlocks(plan, stager, reduction, quantity, g_scale, first, last, totals);
+                 StoreOutputs(reduction, total_scale, first, last - first,
                               [&](int64_t output) { return totals[output - first]; });
                });
   if (blocks_per_output > 1) {
-    StoreOutputs(reduction, scale, 0, reduction.outputs, [&](int64_t output) {
+    StoreOutputs(reduction, total_scale, 0, reduction.outputs, [&](int64_t output) {
       double total = 0.0;
       for (int64_t block = 0; block < blocks_per_output; ++block) {
         total += workspace[output * blocks_per_output + block];

@@ -11,8 +11,11 @@
 //   dp   = -w * y * logsig(x) * g                                  (before the sum down to p's shape)
 // An absent weight, pos_weight or gradOutput reads as 1.
 //
-// Infinite logits. The loss form above would give inf - inf or 0 * inf at x = ±inf even where the loss has a
-// limit, so infinite x uses the equivalent form -(1 - y) * logsig(-x) - p*y * logsig(x), and everywhere a
+// The loss is computed in the equivalent form -(1 - y) * logsig(-x) - p*y * logsig(x) (x = logsig(x) - logsig(-x)):
+// it has no product as large as (1 + (p - 1) * y) * x, which overflows float32 for |x| near its maximum where the
+// loss itself fits, and no cancellation of such products for large |x|. dx, dy, dw and dp take g * (1/numel) for
+// a mean before their other products, for the same reason.
+// Infinite logits. The loss form would still give 0 * inf at x = ±inf where the loss has a limit, so there a
 // factor that is exactly 0 times an infinite term gives 0: the limit of c * f(x) for c = 0. The results:
 //   loss (and dw / g): x = +inf: +inf if y < 1, 0 if y == 1, -inf if y > 1 (times w; 0 if w == 0)
 //                      x = -inf: 0 if p*y == 0, else +inf or -inf with the sign of p*y (times w)

@@ -77,15 +77,14 @@ MS_BCEWL_KERNEL_INLINE typename V::F ProductWithZeroLimit(typename V::F c, typen
   return V::Select(V::And(V::Equal(c, zero), IsInfinite<V>(v)), zero, V::Mul(c, v));
 }
 
-// (1 - y) * x - (1 + (p - 1) * y) * logsig(x); for infinite x -(1 - y) * logsig(-x) - p*y * logsig(x) with the
-// zero limits (bcewl_kernel_plain.cpp).
+// (1 - y) * x - (1 + (p - 1) * y) * logsig(x), computed as -(1 - y) * logsig(-x) - p*y * logsig(x) (the same,
+// since x = logsig(x) - logsig(-x)); for infinite x with the zero limits (bcewl_kernel_plain.cpp).
 template <class V>
 MS_BCEWL_KERNEL_INLINE typename V::F UnweightedLoss(const Lanes<V> &in, typename V::F logsig,
                                                     typename V::F logsig_of_minus_x) {
   using F = typename V::F;
   const F one = V::Set(1.0f);
-  const F finite = V::Sub(V::Mul(V::Sub(one, in.y), in.x),
-                          V::Mul(V::Add(one, V::Mul(V::Sub(in.p, one), in.y)), logsig));
+  const F finite = V::Neg(V::Add(V::Mul(V::Sub(one, in.y), logsig_of_minus_x), V::Mul(V::Mul(in.p, in.y), logsig)));
   const typename V::M infinite = IsInfinite<V>(in.x);
   if (!V::Any(infinite)) {
     return finite;
@@ -132,11 +131,24 @@ MS_BCEWL_KERNEL_INLINE typename V::F ElementValue(const Lanes<V> &in) {
   return ElementValueFrom<V, kQuantity>(in, ExpOfMinusAbs<V>(in));
 }
 
+// The inputs of elements [index, index + count) with g * g_scale in place of g. Every gradient is linear in g, so
+// a mean's 1/numel enters through g, before the products that a result which fits might otherwise overflow.
+template <class V>
+MS_BCEWL_KERNEL_INLINE Lanes<V> LoadScaledLanes(const RowInputs &in, int64_t index, int64_t count, float g_scale) {
+  Lanes<V> lanes = LoadLanes<V>(in, index, count);
+  lanes.g = V::Mul(lanes.g, V::Set(g_scale));
+  return lanes;
+}
+
 template <class V, Quantity kQuantity>
 void ValuesLoop(int64_t count, const RowInputs &in, float scale, float *out) {
   for (int64_t i = 0; i < count; i += V::kWidth) {
     const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
-    StoreFloats<V>(out + i, lanes, V::Mul(ElementValue<V, kQuantity>(LoadLanes<V>(in, i, lanes)), V::Set(scale)));
+    if constexpr (kQuantity == Quantity::kLoss) {  // the loss has no g: scaled after
+      StoreFloats<V>(out + i, lanes, V::Mul(ElementValue<V, kQuantity>(LoadLanes<V>(in, i, lanes)), V::Set(scale)));
+    } else {
+      StoreFloats<V>(out + i, lanes, ElementValue<V, kQuantity>(LoadScaledLanes<V>(in, i, lanes, scale)));
+    }
   }
 }
 
@@ -153,16 +165,15 @@ template <class V>
 void GradSelfAndTarget(int64_t count, const RowInputs &in, float scale, float *grad_self, float *grad_target) {
   for (int64_t i = 0; i < count; i += V::kWidth) {
     const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
-    const Lanes<V> values = LoadLanes<V>(in, i, lanes);
+    const Lanes<V> values = LoadScaledLanes<V>(in, i, lanes, scale);
     const typename V::F e = ExpOfMinusAbs<V>(values);
-    StoreFloats<V>(grad_self + i, lanes, V::Mul(ElementValueFrom<V, Quantity::kGradSelf>(values, e), V::Set(scale)));
-    StoreFloats<V>(grad_target + i, lanes,
-                   V::Mul(ElementValueFrom<V, Quantity::kGradTarget>(values, e), V::Set(scale)));
+    StoreFloats<V>(grad_self + i, lanes, ElementValueFrom<V, Quantity::kGradSelf>(values, e));
+    StoreFloats<V>(grad_target + i, lanes, ElementValueFrom<V, Quantity::kGradTarget>(values, e));
   }
 }
 
 template <class V, Quantity kQuantity>
-void SumsLoop(int64_t count, const RowInputs &in, BlockSums *sums) {
+void SumsLoop(int64_t count, const RowInputs &in, float g_scale, BlockSums *sums) {
   static_assert(kSumLanes % V::kWidth == 0, "a vector must map to consecutive lanes");
   alignas(64) float values[V::kWidth];
   for (int64_t i = 0; i < count;) {
@@ -170,7 +181,7 @@ void SumsLoop(int64_t count, const RowInputs &in, BlockSums *sums) {
     // [filled % kSumLanes, + kWidth); a misaligned start (a new call, a new block) is realigned by a shorter vector.
     const int64_t aligned = V::kWidth - sums->filled % V::kWidth;
     const int64_t lanes = count - i < aligned ? count - i : aligned;
-    const typename V::F value = ElementValue<V, kQuantity>(LoadLanes<V>(in, i, lanes));
+    const typename V::F value = ElementValue<V, kQuantity>(LoadScaledLanes<V>(in, i, lanes, g_scale));
     if (lanes == V::kWidth && sums->length - sums->filled > V::kWidth) {  // inside the open block
       V::AddToLanes(sums->lanes + sums->filled % kSumLanes, value);
       sums->filled += V::kWidth;
@@ -206,8 +217,8 @@ void Values(Quantity quantity, int64_t count, const RowInputs &in, float scale, 
 }
 
 template <class V>
-void Sums(Quantity quantity, int64_t count, const RowInputs &in, BlockSums *sums) {
-  WithQuantity(quantity, [&](auto q) { SumsLoop<V, decltype(q)::value>(count, in, sums); });
+void Sums(Quantity quantity, int64_t count, const RowInputs &in, float g_scale, BlockSums *sums) {
+  WithQuantity(quantity, [&](auto q) { SumsLoop<V, decltype(q)::value>(count, in, g_scale, sums); });
 }
 
 template <class V, bool kHalf>

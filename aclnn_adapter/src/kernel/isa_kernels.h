@@ -67,13 +67,15 @@ struct IsaKernels {
   void (*widen)(DType dtype, const uint16_t *src, int64_t count, float *dst);
   // dst[i] = src[i] rounded to float16 or bfloat16 exactly as float_formats.h does.
   void (*narrow)(DType dtype, const float *src, int64_t count, uint16_t *dst);
-  // out[i] = value(i) * scale.
+  // out[i] = value(i) * scale: for the gradients, value(i) with g * scale in place of g (all are linear in g); the
+  // loss (no g) times scale.
   void (*values)(Quantity quantity, int64_t count, const RowInputs &in, float scale, float *out);
   // values() of kGradSelf into grad_self and of kGradTarget into grad_target, in one pass.
   void (*grad_self_and_target)(int64_t count, const RowInputs &in, float scale, float *grad_self,
                                float *grad_target);
-  // Adds value(i), i = 0 .. count - 1, to their lanes of *sums in order, closing blocks as they fill.
-  void (*sums)(Quantity quantity, int64_t count, const RowInputs &in, BlockSums *sums);
+  // Adds value(i), i = 0 .. count - 1, with g * g_scale in place of g, to their lanes of *sums in order, closing
+  // blocks as they fill.
+  void (*sums)(Quantity quantity, int64_t count, const RowInputs &in, float g_scale, BlockSums *sums);
   // The kernels' exp (for t <= 0) and log1p (for e in [0, 1]), exposed for the tests of their error bounds.
   void (*exp)(const float *t, int64_t count, float *out);
   void (*log1p)(const float *e, int64_t count, float *out);
