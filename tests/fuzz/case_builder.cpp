@@ -1,6 +1,7 @@
 #include "case_builder.h"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 #include <vector>
 
@@ -33,15 +34,15 @@ std::string DescriptorText(const Descriptor &d) {
 std::string Describe(const Case &c) {
   std::string text = std::string(ApiOf(c.op).name) + " reduction=" + std::to_string(c.reduction) +
                      " run=" + RunModeName(c.run_mode);
-  for (int role = 0; role < kRoles; ++role) {
-    if (c.op == Op::kForward && role == kGrad) {
-      continue;
-    }
+  for (Role role : RolesOf(c.op)) {
     text += std::string("\n    ") + kRoleNames[role] + ": " +
             (c.tensors[role] ? DescriptorText(*c.tensors[role]) : std::string("nullptr"));
   }
-  if (c.out_storage != kOut) {
-    text += std::string("\n    out is a view of the storage of ") + kRoleNames[c.out_storage];
+  for (Role output : OutputRoles(c.op)) {
+    if (c.storage_of[output] != output) {
+      text += std::string("\n    ") + kRoleNames[output] + " is a view of the storage of " +
+              kRoleNames[c.storage_of[output]];
+    }
   }
   const std::pair<bool, const char *> flags[] = {
       {c.null_workspace_size, "null-workspaceSize"}, {c.null_executor, "null-executor-pointer"},
@@ -66,8 +67,32 @@ bool IsRequired(Op op, Role role) {
   }
 }
 
-Role OwnerOf(Op op) {
-  switch (op) {
+std::vector<Role> OutputRoles(Op op) {
+  if (op == Op::kGradSelfAndTarget) {
+    return {kOut, kGradTargetOut};
+  }
+  return {kOut};
+}
+
+std::vector<Role> RolesOf(Op op) {
+  std::vector<Role> roles(std::begin(kInputRoles), std::end(kInputRoles));
+  if (op == Op::kForward) {
+    roles.erase(roles.begin());  // no gradOutput
+  }
+  const std::vector<Role> outputs = OutputRoles(op);
+  roles.insert(roles.end(), outputs.begin(), outputs.end());
+  return roles;
+}
+
+Op SingleOutputOp(Op op, Role output) {
+  if (op != Op::kGradSelfAndTarget) {
+    return op;
+  }
+  return output == kOut ? Op::kGradSelf : Op::kGradTarget;
+}
+
+Role OwnerOf(Op op, Role output) {
+  switch (SingleOutputOp(op, output)) {
     case Op::kGradSelf:
       return kSelf;
     case Op::kGradWeight:
@@ -81,12 +106,14 @@ Role OwnerOf(Op op) {
 
 namespace {
 
+// The builder keeps the draws of the five single-output operations' cases as they were before kGradSelfAndTarget:
+// what only the latter has (kGradTargetOut) draws nothing for them.
 class CaseBuilder {
  public:
   explicit CaseBuilder(uint64_t seed) : random_(seed) {}
 
-  Case Build() {
-    c_.op = static_cast<Op>(random_.Between(0, kOpCount - 1));
+  Case Build(std::optional<Op> op) {
+    c_.op = op ? *op : static_cast<Op>(random_.Between(0, kSingleOutputOpCount - 1));
     c_.reduction = random_.Chance(0.94) ? random_.Between(0, 2)
                                         : random_.Pick<int64_t>({-1, 3, 4, 100, INT64_MIN, INT64_MAX});
     const bool huge = random_.Chance(0.005);
@@ -99,8 +126,10 @@ class CaseBuilder {
       }
     }
     BreakDescriptors();
-    if (c_.tensors[kOut] && random_.Chance(0.04)) {
-      AliasOutput();
+    for (Role output : OutputRoles(c_.op)) {
+      if (c_.tensors[output] && random_.Chance(output == kOut ? 0.04 : 0.1)) {
+        AliasOutput(output);
+      }
     }
     ChoosePhases();
     return c_;
@@ -212,18 +241,22 @@ class CaseBuilder {
     shapes_[kPosWeight] = BroadcastableTo(self);
     const bool reduced = c_.reduction == 1 || c_.reduction == 2;
     shapes_[kGrad] = random_.Chance(0.7) ? (reduced ? Shape{} : self) : BroadcastableTo(self);
+    shapes_[kGradTargetOut] = self;
     present_.fill(true);
     present_[kGrad] = c_.op != Op::kForward;
+    present_[kGradTargetOut] = c_.op == Op::kGradSelfAndTarget;
     present_[kWeight] = c_.op == Op::kGradWeight || random_.Chance(0.6);
     present_[kPosWeight] = c_.op == Op::kGradPosWeight || random_.Chance(0.6);
     shapes_[kOut] = OutputShape();
   }
 
   void ChooseDtypes() {
-    for (int32_t &dtype : dtypes_) {
-      dtype = random_.Pick<int32_t>({ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
+    for (int role = 0; role <= kOut; ++role) {
+      dtypes_[role] = random_.Pick<int32_t>({ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
     }
-    dtypes_[kOut] = dtypes_[OwnerOf(c_.op)];
+    for (Role output : OutputRoles(c_.op)) {
+      dtypes_[output] = dtypes_[OwnerOf(c_.op, output)];
+    }
   }
 
   int32_t UnsupportedDtype() {
@@ -235,7 +268,10 @@ class CaseBuilder {
                                   INT32_MIN, INT32_MAX});
   }
 
-  Role AnyRole() { return static_cast<Role>(random_.Between(0, kRoles - 1)); }
+  Role AnyRole() {
+    const Role last = OutputRoles(c_.op).back();
+    return static_cast<Role>(random_.Between(0, last));
+  }
 
   void PadRank(Role role) {
     const size_t rank = static_cast<size_t>(random_.Between(9, 12));
@@ -253,8 +289,10 @@ class CaseBuilder {
         shapes_[role] = NotBroadcastableTo(shapes_[kSelf]);
       }
     }
-    if (random_.Chance(0.03)) {
-      shapes_[kOut] = DifferentFrom(shapes_[kOut]);
+    for (Role output : OutputRoles(c_.op)) {
+      if (random_.Chance(0.03)) {
+        shapes_[output] = DifferentFrom(shapes_[output]);
+      }
     }
     if (random_.Chance(0.02)) {  // self and target alike, so that only the rank is wrong
       PadRank(kSelf);
@@ -263,8 +301,10 @@ class CaseBuilder {
     if (random_.Chance(0.02)) {
       PadRank(AnyRole());
     }
-    if (random_.Chance(0.03)) {
-      dtypes_[kOut] = random_.Pick<int32_t>({ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
+    for (Role output : OutputRoles(c_.op)) {
+      if (random_.Chance(0.03)) {
+        dtypes_[output] = random_.Pick<int32_t>({ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
+      }
     }
     if (random_.Chance(0.04)) {
       dtypes_[AnyRole()] = UnsupportedDtype();
@@ -475,24 +515,26 @@ class CaseBuilder {
     }
   }
 
-  // out as a view of an input's storage with the same shape: exactly the input's view, or shifted by one element.
-  void AliasOutput() {
+  // An output as a view of the storage of an argument before it (an input, or gradTarget's over out's) with the
+  // same shape: exactly that argument's view, or shifted by one element.
+  void AliasOutput(Role output) {
     std::vector<Role> donors;
-    for (Role role : kInputRoles) {
-      if (c_.tensors[role] && c_.tensors[role]->dims == c_.tensors[kOut]->dims) {
-        donors.push_back(role);
+    for (int role = 0; role < output; ++role) {
+      if (c_.tensors[role] && c_.tensors[role]->dims == c_.tensors[output]->dims) {
+        donors.push_back(static_cast<Role>(role));
       }
     }
     if (donors.empty()) {
       return;
     }
     const Role donor = donors[static_cast<size_t>(random_.Between(0, static_cast<int64_t>(donors.size()) - 1))];
-    Descriptor &out = *c_.tensors[kOut];
-    const Descriptor &input = *c_.tensors[donor];
-    out.strides = input.strides;
-    out.offset = input.offset + random_.Between(0, 1);
-    out.storage_dims = {static_cast<int64_t>(c_.storage_bytes[donor] / ElementBytes(out.dtype))};
-    c_.out_storage = donor;
+    const Role storage = c_.storage_of[donor];
+    Descriptor &out = *c_.tensors[output];
+    const Descriptor &other = *c_.tensors[donor];
+    out.strides = other.strides;
+    out.offset = other.offset + random_.Between(0, 1);
+    out.storage_dims = {static_cast<int64_t>(c_.storage_bytes[storage] / ElementBytes(out.dtype))};
+    c_.storage_of[output] = storage;
   }
 
   void ChoosePhases() {
@@ -515,6 +557,6 @@ class CaseBuilder {
 
 }  // namespace
 
-Case BuildCase(uint64_t seed) { return CaseBuilder(seed).Build(); }
+Case BuildCase(uint64_t seed, std::optional<Op> op) { return CaseBuilder(seed).Build(op); }
 
 }  // namespace fuzz

@@ -10,6 +10,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "fuzz_tensor.h"
 #include "ops.h"
@@ -34,9 +35,11 @@ class Random {
   std::mt19937_64 engine_;
 };
 
-// The tensor arguments, in the order of the C signatures.
-enum Role { kGrad, kSelf, kTarget, kWeight, kPosWeight, kOut, kRoles };
-inline const char *const kRoleNames[kRoles] = {"gradOutput", "self", "target", "weight", "posWeight", "out"};
+// The tensor arguments, in the order of the C signatures. Only kGradSelfAndTarget has kGradTargetOut, its second
+// output; out is its gradSelf.
+enum Role { kGrad, kSelf, kTarget, kWeight, kPosWeight, kOut, kGradTargetOut, kRoles };
+inline const char *const kRoleNames[kRoles] = {"gradOutput", "self", "target", "weight", "posWeight", "out",
+                                               "gradTarget"};
 constexpr Role kInputRoles[] = {kGrad, kSelf, kTarget, kWeight, kPosWeight};
 
 // How phase 2 is called after a successful phase 1.
@@ -61,7 +64,8 @@ struct Case {
   int64_t reduction = 0;
   std::array<std::optional<Descriptor>, kRoles> tensors;  // nullopt: the argument is nullptr
   std::array<size_t, kRoles> storage_bytes = {};          // of each tensor's own storage
-  Role out_storage = kOut;  // out's own storage, or the input whose storage out's view is over
+  // Whose storage each tensor's view is over: its own, or for an output, an input's or the other output's.
+  std::array<Role, kRoles> storage_of = {kGrad, kSelf, kTarget, kWeight, kPosWeight, kOut, kGradTargetOut};
   bool null_workspace_size = false;
   bool null_executor = false;
   bool destroy_tensors_before_run = false;
@@ -72,8 +76,8 @@ struct Case {
   RunMode run_mode = RunMode::kRun;
 };
 
-// The same seed always builds the same case.
-Case BuildCase(uint64_t seed);
+// The same seed always builds the same case: of one of the five single-output operations, or of `op`.
+Case BuildCase(uint64_t seed, std::optional<Op> op = std::nullopt);
 
 // The case in words, for findings.
 std::string Describe(const Case &c);
@@ -81,8 +85,16 @@ std::string Describe(const Case &c);
 // Whether the operation needs the tensor (an optional one may be nullptr).
 bool IsRequired(Op op, Role role);
 
-// The tensor whose dtype and shape the output has (DESIGN.md §3: each gradient has its argument's dtype).
-Role OwnerOf(Op op);
+// The roles of op's arguments (tensors before outputs) and of its outputs, in the order of its C signature.
+std::vector<Role> RolesOf(Op op);
+std::vector<Role> OutputRoles(Op op);
+
+// The single-output operation that computes op's output bit for bit: op itself, or dx (out) and dy (gradTarget)
+// for kGradSelfAndTarget.
+Op SingleOutputOp(Op op, Role output);
+
+// The tensor whose dtype and shape an output has (DESIGN.md §3: each gradient has its argument's dtype).
+Role OwnerOf(Op op, Role output);
 
 }  // namespace fuzz
 

@@ -25,7 +25,15 @@ namespace {
 constexpr int64_t kMaxRunElements = int64_t{1} << 18;  // larger planned problems are destroyed, not run
 constexpr size_t kMaxOpRank = 8;
 constexpr uint64_t kMaxPrintedFindings = 40;
-constexpr double kMemcpyChance = 0.05;  // of a case also calling aclrtMemcpy once (with its own random stream)
+constexpr double kMemcpyChance = 0.05;  // of a case also calling aclrtMemcpy once
+// Of a case also running a case of kGradSelfAndTarget (built from its own seed, as often as each other operation),
+// and of the executor of a single-output operation being handed to kGradSelfAndTarget's phase 2.
+constexpr double kGradSelfAndTargetChance = 1.0 / kSingleOutputOpCount;
+constexpr double kOtherOpIsGradSelfAndTargetChance = 1.0 / kSingleOutputOpCount;
+
+// A case's random streams, as offsets from its seed (the builder's is the seed itself). Each stream makes the same
+// draws whatever the others do, so a stream added later leaves the cases of a seed as they were.
+enum Stream : uint64_t { kValues = 1, kPhaseTwo = 2, kMemcpy = 3, kGradSelfAndTargetCase = 4, kOtherOp = 5 };
 
 uint64_t SplitMix(uint64_t value) {
   value += 0x9E3779B97F4A7C15ull;
@@ -49,6 +57,8 @@ int CreationFailureStatus(const std::string &message) {
   }
   return -1;
 }
+
+bool IsOutput(Role role) { return role == kOut || role == kGradTargetOut; }
 
 bool BroadcastsTo(const Shape &shape, const Shape &to) {
   if (shape.size() > to.size()) {
@@ -127,14 +137,34 @@ const std::string &PrimeErrorMessage() {
   return marker;
 }
 
+// The status phase 1 owes a call, and the output the failure is about (the message must name it), if any.
+struct PlanExpectation {
+  int status = ACLNN_SUCCESS;
+  std::optional<Role> culprit;
+};
+
 class CaseRunner {
  public:
-  CaseRunner(uint64_t seed, uint64_t index, Stats *stats)
-      : seed_(seed), index_(index), case_seed_(SplitMix(seed ^ SplitMix(index))), stats_(stats),
-        case_(BuildCase(case_seed_)) {}
+  // The case of case_seed: of a random single-output operation, or of op.
+  CaseRunner(uint64_t seed, uint64_t index, uint64_t case_seed, std::optional<Op> op, Stats *stats)
+      : seed_(seed), index_(index), case_seed_(case_seed), stats_(stats), case_(BuildCase(case_seed_, op)) {}
 
+  // Case `index_` of the campaign: its own call, then, on streams of their own, perhaps one aclrtMemcpy and a
+  // call of kGradSelfAndTarget.
   void Run() {
     ++stats_->cases;
+    RunCall();
+    Random memcpy_random(case_seed_ + kMemcpy);
+    if (memcpy_random.Chance(kMemcpyChance)) {
+      CheckMemcpy(memcpy_random);
+    }
+    Random companion(case_seed_ + kGradSelfAndTargetCase);
+    if (companion.Chance(kGradSelfAndTargetChance)) {
+      CaseRunner(seed_, index_, companion.Bits(), Op::kGradSelfAndTarget, stats_).RunCall();
+    }
+  }
+
+  void RunCall() {
     AllocateStorages();
     CreateTensors();
     if (case_.check_accessors) {
@@ -148,10 +178,6 @@ class CaseRunner {
     CheckStoragesUnchanged(computed);
     if (computed) {
       CheckResults();
-    }
-    Random memcpy_random(case_seed_ + 3);
-    if (memcpy_random.Chance(kMemcpyChance)) {
-      CheckMemcpy(memcpy_random);
     }
   }
 
@@ -213,10 +239,12 @@ class CaseRunner {
 
   // ---- tensors ----
 
+  bool OwnsStorage(int role) const { return case_.tensors[role] && case_.storage_of[role] == role; }
+
   void AllocateStorages() {
-    Random values(case_seed_ + 1);
+    Random values(case_seed_ + kValues);
     for (int role = 0; role < kRoles; ++role) {
-      if (!case_.tensors[role] || (role == kOut && case_.out_storage != kOut)) {
+      if (!OwnsStorage(role)) {
         continue;
       }
       auto storage = std::make_shared<Storage>(case_.storage_bytes[role]);
@@ -232,8 +260,10 @@ class CaseRunner {
       }
       storages_[role] = std::move(storage);
     }
-    if (case_.tensors[kOut] && case_.out_storage != kOut) {
-      storages_[kOut] = storages_[case_.out_storage];
+    for (Role output : OutputRoles(case_.op)) {
+      if (case_.tensors[output] && !OwnsStorage(output)) {
+        storages_[output] = storages_[case_.storage_of[output]];
+      }
     }
   }
 
@@ -327,53 +357,77 @@ class CaseRunner {
   // ---- phase 1 ----
 
   // The status DESIGN.md §4 gives the call, checks in the seed document's order: null pointers (161001), then
-  // dtypes, reduction, ranks and shapes (161002).
-  int ExpectedPlanStatus() const {
+  // dtypes, reduction, ranks and shapes (161002); each check goes through the arguments in the C signature's order.
+  PlanExpectation ExpectedPlan() const {
     const Op op = case_.op;
-    std::vector<Role> roles = {kSelf, kTarget, kWeight, kPosWeight, kOut};
-    if (op != Op::kForward) {
-      roles.push_back(kGrad);
-    }
-    for (Role role : roles) {
-      if (IsRequired(op, role) && Passed(role) == nullptr) {
-        return ACLNN_ERR_PARAM_NULLPTR;
-      }
+    const std::vector<Role> roles = RolesOf(op);
+    const auto failing = [&](auto &&fails) -> std::optional<Role> {
+      const auto found = std::find_if(roles.begin(), roles.end(), [&](Role role) { return fails(role); });
+      return found == roles.end() ? std::nullopt : std::optional<Role>(*found);
+    };
+    if (auto role = failing([&](Role r) { return IsRequired(op, r) && Passed(r) == nullptr; })) {
+      return {ACLNN_ERR_PARAM_NULLPTR, role};
     }
     if (case_.null_workspace_size || case_.null_executor) {
-      return ACLNN_ERR_PARAM_NULLPTR;
+      return {ACLNN_ERR_PARAM_NULLPTR, std::nullopt};
     }
-    for (Role role : roles) {
-      if (Passed(role) != nullptr && Passed(role)->null_data && NumelOf(role) > 0) {
-        return ACLNN_ERR_PARAM_NULLPTR;
-      }
+    if (auto role = failing([&](Role r) { return Passed(r) != nullptr && Passed(r)->null_data && NumelOf(r) > 0; })) {
+      return {ACLNN_ERR_PARAM_NULLPTR, role};
     }
-    for (Role role : roles) {
-      if (Passed(role) != nullptr && !IsSupportedDtype(Passed(role)->dtype)) {
-        return ACLNN_ERR_PARAM_INVALID;
-      }
+    if (auto role = failing([&](Role r) { return Passed(r) != nullptr && !IsSupportedDtype(Passed(r)->dtype); })) {
+      return {ACLNN_ERR_PARAM_INVALID, role};
     }
-    if (Passed(kOut)->dtype != Passed(OwnerOf(op))->dtype || case_.reduction < 0 || case_.reduction > 2) {
-      return ACLNN_ERR_PARAM_INVALID;
+    if (auto role = failing([&](Role r) {
+          return IsOutput(r) && Passed(r)->dtype != Passed(OwnerOf(op, r))->dtype;
+        })) {
+      return {ACLNN_ERR_PARAM_INVALID, role};
     }
-    for (Role role : roles) {
-      if (Passed(role) != nullptr && Passed(role)->dims.size() > kMaxOpRank) {
-        return ACLNN_ERR_PARAM_INVALID;
-      }
+    if (case_.reduction < 0 || case_.reduction > 2) {
+      return {ACLNN_ERR_PARAM_INVALID, std::nullopt};
+    }
+    if (auto role = failing([&](Role r) { return Passed(r) != nullptr && Passed(r)->dims.size() > kMaxOpRank; })) {
+      return {ACLNN_ERR_PARAM_INVALID, role};
     }
     const Shape &self = Passed(kSelf)->dims;
     if (Passed(kTarget)->dims != self) {
-      return ACLNN_ERR_PARAM_INVALID;
+      return {ACLNN_ERR_PARAM_INVALID, std::nullopt};
     }
-    for (Role role : {kWeight, kPosWeight, kGrad}) {
+    for (Role role : {kGrad, kWeight, kPosWeight}) {
       if (NumelOf(kSelf) > 0 && Passed(role) != nullptr && !BroadcastsTo(Passed(role)->dims, self)) {
-        return ACLNN_ERR_PARAM_INVALID;
+        return {ACLNN_ERR_PARAM_INVALID, role};
       }
     }
-    const Shape &out = Passed(kOut)->dims;
     const bool reduced_forward = op == Op::kForward && case_.reduction != 0;
-    const bool out_shape_right =
-        reduced_forward ? out.empty() || out == Shape{1} : out == Passed(OwnerOf(op))->dims;
-    return out_shape_right ? ACLNN_SUCCESS : ACLNN_ERR_PARAM_INVALID;
+    const auto wrong_output_shape = [&](Role r) {
+      if (!IsOutput(r)) {
+        return false;
+      }
+      const Shape &out = Passed(r)->dims;
+      return reduced_forward ? !(out.empty() || out == Shape{1}) : out != Passed(OwnerOf(op, r))->dims;
+    };
+    if (auto role = failing(wrong_output_shape)) {
+      return {ACLNN_ERR_PARAM_INVALID, role};
+    }
+    return {ACLNN_SUCCESS, std::nullopt};
+  }
+
+  // The name the messages of op give an output.
+  const char *OutputName(Role output) const {
+    return output == kOut ? ApiOf(case_.op).out_name : ApiOf(case_.op).grad_target_name;
+  }
+
+  // A failure about an output must say which one: its message goes on with the output's name.
+  void CheckCulpritNamed(const char *api, const PlanExpectation &expected) {
+    if (!expected.culprit || !IsOutput(*expected.culprit)) {
+      return;
+    }
+    const std::string message = aclGetRecentErrMsg();
+    const std::string named = std::string(api) + ": error " + std::to_string(expected.status) + ": " +
+                              OutputName(*expected.culprit) + " ";
+    if (message.rfind(named, 0) != 0) {
+      Unexpected(std::string(api) + " failed about " + OutputName(*expected.culprit) +
+                 " but its message does not start with that name: \"" + message + "\"");
+    }
   }
 
   // Whether a tensor of the call has too many elements to run it or to compute its reference (a stride-0 view
@@ -390,15 +444,20 @@ class CaseRunner {
   // Returns whether phase 2 computed the results.
   bool PlanAndRun() {
     const OpApi &api = ApiOf(case_.op);
-    const int expected = ExpectedPlanStatus();
+    const PlanExpectation expectation = ExpectedPlan();
+    const int expected = expectation.status;
     int not_an_executor = 0;
     uint64_t workspace_bytes = 12345;
     aclOpExecutor *executor = reinterpret_cast<aclOpExecutor *>(&not_an_executor);
     const int status = Checked(api.plan_name, {expected}, [&] {
       return api.plan(handles_[kGrad], handles_[kSelf], handles_[kTarget], handles_[kWeight], handles_[kPosWeight],
-                      case_.reduction, handles_[kOut], case_.null_workspace_size ? nullptr : &workspace_bytes,
+                      case_.reduction, handles_[kOut], handles_[kGradTargetOut],
+                      case_.null_workspace_size ? nullptr : &workspace_bytes,
                       case_.null_executor ? nullptr : &executor);
     });
+    if (status == expected) {
+      CheckCulpritNamed(api.plan_name, expectation);
+    }
     if (status != ACLNN_SUCCESS) {
       if (!case_.null_executor && executor != nullptr) {
         Unexpected(std::string(api.plan_name) + " failed but did not set *executor to nullptr");
@@ -432,9 +491,21 @@ class CaseRunner {
     return stream;
   }
 
+  // An operation other than the case's, whose phase 2 gets the case's executor. The single-output operations keep
+  // their draw on the phase-2 stream and take kGradSelfAndTarget instead on a stream of its own.
+  Op OtherOp(Random &phase_two) const {
+    if (case_.op == Op::kGradSelfAndTarget) {
+      return static_cast<Op>(phase_two.Between(0, kSingleOutputOpCount - 1));
+    }
+    const int shift = static_cast<int>(phase_two.Between(1, kSingleOutputOpCount - 1));
+    const Op single = static_cast<Op>((static_cast<int>(case_.op) + shift) % kSingleOutputOpCount);
+    Random own(case_seed_ + kOtherOp);
+    return own.Chance(kOtherOpIsGradSelfAndTargetChance) ? Op::kGradSelfAndTarget : single;
+  }
+
   bool RunPhaseTwo(aclOpExecutor *executor, uint64_t needed) {
     const OpApi &api = ApiOf(case_.op);
-    Random random(case_seed_ + 2);
+    Random random(case_seed_ + kPhaseTwo);
     const int needed_or_not = needed > 0 ? ACLNN_ERR_PARAM_INVALID : ACLNN_SUCCESS;
     int forged = 0;
     const uint64_t extra = random.Between(1, 64);
@@ -464,8 +535,7 @@ class CaseRunner {
         return false;
       }
       case RunMode::kOtherOpsRun: {  // phase 2 consumes the executor even when it refuses it
-        const Op other = static_cast<Op>((static_cast<int>(case_.op) + random.Between(1, kOpCount - 1)) % kOpCount);
-        CallRun(ApiOf(other), workspace.data(), needed, executor, nullptr, {ACLNN_ERR_PARAM_INVALID});
+        CallRun(ApiOf(OtherOp(random)), workspace.data(), needed, executor, nullptr, {ACLNN_ERR_PARAM_INVALID});
         CallDestroy(executor, ACLNN_ERR_PARAM_INVALID);
         return false;
       }
@@ -575,42 +645,55 @@ class CaseRunner {
 
   // ---- checks after the call ----
 
-  // Every buffer keeps its bytes, except the elements of out's view when phase 2 computed them.
-  void CheckStoragesUnchanged(bool computed) {
-    std::vector<bool> writable;
-    if (computed) {
-      const Descriptor &out = *case_.tensors[kOut];
-      writable.assign(storages_[kOut]->size(), false);
-      for (int64_t index : ViewIndices(out)) {
-        std::fill_n(writable.begin() + index * ElementBytes(out.dtype), ElementBytes(out.dtype), true);
-      }
-    }
-    for (int role = 0; role < kRoles; ++role) {
-      if (!storages_[role] || (role == kOut && case_.out_storage != kOut)) {
+  // Which bytes of the storage of `owner` the call may have written: those of the output views over it, when phase 2
+  // computed them.
+  std::vector<bool> WritableBytes(Role owner, bool computed) const {
+    std::vector<bool> writable(storages_[owner]->size(), false);
+    for (Role output : OutputRoles(case_.op)) {
+      if (!computed || !case_.tensors[output] || case_.storage_of[output] != owner) {
         continue;
       }
-      const bool holds_out = computed && storages_[role] == storages_[kOut];
+      const Descriptor &view = *case_.tensors[output];
+      for (int64_t index : ViewIndices(view)) {
+        std::fill_n(writable.begin() + index * ElementBytes(view.dtype), ElementBytes(view.dtype), true);
+      }
+    }
+    return writable;
+  }
+
+  // Every buffer keeps its bytes, except the elements of the output views when phase 2 computed them.
+  void CheckStoragesUnchanged(bool computed) {
+    for (int role = 0; role < kRoles; ++role) {
+      if (!OwnsStorage(role)) {
+        continue;
+      }
+      const std::vector<bool> writable = WritableBytes(static_cast<Role>(role), computed);
       const Storage &now = *storages_[role];
       for (size_t byte = 0; byte < now.size(); ++byte) {
-        if (now[byte] != snapshots_[role][byte] && !(holds_out && writable[byte])) {
+        if (now[byte] != snapshots_[role][byte] && !writable[byte]) {
           Report(&stats_->mismatches, std::string("byte ") + std::to_string(byte) + " of the storage of " +
                                           kRoleNames[role] + " changed" +
-                                          (computed ? " outside out's view" : " although the call failed"));
+                                          (computed ? " outside the output views" : " although the call failed"));
           break;
         }
       }
     }
   }
 
-  // Whether out's view shares memory with an input or with itself: its results are then not defined element by
-  // element, and are not compared.
-  bool OutputOverlaps() const {
-    if (case_.out_storage != kOut) {
-      return true;
+  // Whether an output's view shares memory with an input, the other output or itself: its results are then not
+  // defined element by element, and are not compared.
+  bool OutputsOverlap() const {
+    for (Role output : OutputRoles(case_.op)) {
+      if (!OwnsStorage(output)) {
+        return true;
+      }
+      std::vector<int64_t> indices = ViewIndices(*case_.tensors[output]);
+      std::sort(indices.begin(), indices.end());
+      if (std::adjacent_find(indices.begin(), indices.end()) != indices.end()) {
+        return true;
+      }
     }
-    std::vector<int64_t> indices = ViewIndices(*case_.tensors[kOut]);
-    std::sort(indices.begin(), indices.end());
-    return std::adjacent_find(indices.begin(), indices.end()) != indices.end();
+    return false;
   }
 
   // An input's values as they were before the call (an overlapping output may have overwritten them since).
@@ -623,7 +706,7 @@ class CaseRunner {
   }
 
   void CheckResults() {
-    if (OutputOverlaps()) {
+    if (OutputsOverlap()) {
       ++stats_->runs_not_compared;
       return;
     }
@@ -636,42 +719,113 @@ class CaseRunner {
     magnitudes.p = problem.p ? MaxMagnitude(problem.p->values) : 1.0;
     magnitudes.g = problem.g ? MaxMagnitude(problem.g->values) : 1.0;
     const test::RefResult reference = test::Reference(problem);
-    const std::vector<double> *expected_by_op[kOpCount] = {&reference.loss, &reference.dx, &reference.dy,
-                                                            &reference.dw, &reference.dp};
-    const std::vector<double> &expected = *expected_by_op[static_cast<int>(case_.op)];
-    const Descriptor &out = *case_.tensors[kOut];
-    const std::vector<double> actual = ViewValues(out, *storages_[kOut]);
-    const double bound = ResultErrorBound(magnitudes, static_cast<double>(test::NumelOf(problem.x.shape)),
-                                          static_cast<double>(expected.size()));
+    const double numel = static_cast<double>(test::NumelOf(problem.x.shape));
+    bool compared = true;
+    for (Role output : OutputRoles(case_.op)) {
+      compared = CompareWithReference(output, reference, magnitudes, numel) && compared;
+    }
+    stats_->runs_not_compared += compared ? 0 : 1;
+    if (case_.op == Op::kGradSelfAndTarget) {
+      CheckEqualsSingleOutputOps();
+    }
+  }
+
+  // Compares an output with its float64 reference; returns false where the bound is not finite (non-finite input).
+  bool CompareWithReference(Role output, const test::RefResult &reference, const Magnitudes &magnitudes,
+                            double numel) {
+    const Op single = SingleOutputOp(case_.op, output);
+    const std::vector<double> *expected_by_op[kSingleOutputOpCount] = {&reference.loss, &reference.dx,
+                                                                       &reference.dy, &reference.dw, &reference.dp};
+    const std::vector<double> &expected = *expected_by_op[static_cast<int>(single)];
+    const Descriptor &out = *case_.tensors[output];
+    const std::vector<double> actual = ViewValues(out, *storages_[output]);
+    const double bound = ResultErrorBound(single, magnitudes, numel, static_cast<double>(expected.size()));
     if (!std::isfinite(bound)) {
-      ++stats_->runs_not_compared;
-      return;
+      return false;
     }
     stats_->elements_compared += actual.size();
     for (size_t i = 0; i < actual.size() && i < expected.size(); ++i) {
       if (!Acceptable(actual[i], expected[i], bound, static_cast<aclDataType>(out.dtype))) {
-        Report(&stats_->mismatches, "out element " + std::to_string(i) + " is " + NumberText(actual[i]) +
-                                        ", the float64 reference " + NumberText(expected[i]) +
+        Report(&stats_->mismatches, std::string(OutputName(output)) + " element " + std::to_string(i) + " is " +
+                                        NumberText(actual[i]) + ", the float64 reference " + NumberText(expected[i]) +
                                         " (bound " + NumberText(bound) + ")");
-        return;
+        return true;
       }
     }
     if (actual.size() != expected.size()) {
-      Report(&stats_->mismatches, "out has " + std::to_string(actual.size()) + " elements, the reference " +
-                                      std::to_string(expected.size()));
+      Report(&stats_->mismatches, std::string(OutputName(output)) + " has " + std::to_string(actual.size()) +
+                                      " elements, the reference " + std::to_string(expected.size()));
     }
+    return true;
   }
 
-  // The float32 error bound of one output: one element's bound per element summed into it, divided for mean.
-  double ResultErrorBound(const Magnitudes &magnitudes, double numel, double outputs) const {
+  // The float32 error bound of one output of `single`: one element's bound per element summed into it, divided
+  // for mean.
+  double ResultErrorBound(Op single, const Magnitudes &magnitudes, double numel, double outputs) const {
     if (numel == 0) {
       return 0.0;
     }
-    const bool reduces = case_.op == Op::kGradWeight || case_.op == Op::kGradPosWeight ||
-                         (case_.op == Op::kForward && case_.reduction != 0);
+    const bool reduces = single == Op::kGradWeight || single == Op::kGradPosWeight ||
+                         (single == Op::kForward && case_.reduction != 0);
     const double summed = reduces ? numel / outputs : 1.0;
     const double scale = case_.reduction == 1 ? 1.0 / numel : 1.0;
-    return ElementErrorBound(case_.op, magnitudes) * summed * scale;
+    return ElementErrorBound(single, magnitudes) * summed * scale;
+  }
+
+  // ---- kGradSelfAndTarget against dx and dy ----
+
+  // Each output of kGradSelfAndTarget must be, bit for bit, what its single-output operation writes into the same
+  // view over a copy of the output's storage as it was before the call (inputs included that are not finite).
+  void CheckEqualsSingleOutputOps() {
+    for (Role output : OutputRoles(case_.op)) {
+      const Op single = SingleOutputOp(case_.op, output);
+      Storage separate = snapshots_[output];
+      if (RunSingleOutputOp(single, output, &separate) && separate != *storages_[output]) {
+        Report(&stats_->mismatches, std::string(OutputName(output)) + " differs bitwise from what " +
+                                        ApiOf(single).run_name + " writes");
+      }
+    }
+  }
+
+  // Recreates a tensor of the call over `storage` (an input's: the same memory; an output's: a copy).
+  aclTensor *Recreated(Role role, Storage *storage) {
+    const std::string &marker = PrimeErrorMessage();
+    aclTensor *tensor = CreateTensor(*case_.tensors[role], storage);
+    Count("aclCreateTensor", tensor == nullptr ? CreationFailureStatus(aclGetRecentErrMsg()) : ACLNN_SUCCESS);
+    if (tensor == nullptr) {
+      Unexpected(std::string("aclCreateTensor of ") + kRoleNames[role] + " rejected it the second time: \"" +
+                 aclGetRecentErrMsg() + "\"");
+    } else {
+      CheckMessage("aclCreateTensor", ACLNN_SUCCESS, marker);
+    }
+    return tensor;
+  }
+
+  // Runs `single` on the call's inputs with `output`'s view over `storage`; returns whether it succeeded, as it must.
+  bool RunSingleOutputOp(Op single, Role output, Storage *storage) {
+    std::array<aclTensor *, kRoles> tensors = {};
+    for (Role role : kInputRoles) {
+      tensors[role] = passed_[role] ? Recreated(role, storages_[role].get()) : nullptr;
+    }
+    tensors[kOut] = Recreated(output, storage);
+    const OpApi &api = ApiOf(single);
+    uint64_t workspace_bytes = 0;
+    aclOpExecutor *executor = nullptr;
+    bool ran = Checked(api.plan_name, {ACLNN_SUCCESS}, [&] {
+                 return api.plan(tensors[kGrad], tensors[kSelf], tensors[kTarget], tensors[kWeight],
+                                 tensors[kPosWeight], case_.reduction, tensors[kOut], nullptr, &workspace_bytes,
+                                 &executor);
+               }) == ACLNN_SUCCESS;
+    if (ran) {
+      Workspace workspace(workspace_bytes, false);
+      ran = CallRun(api, workspace.data(), workspace_bytes, executor, nullptr, {ACLNN_SUCCESS}) == ACLNN_SUCCESS;
+    }
+    for (aclTensor *tensor : tensors) {
+      if (tensor != nullptr) {
+        Checked("aclDestroyTensor", {ACLNN_SUCCESS}, [&] { return aclDestroyTensor(tensor); });
+      }
+    }
+    return ran;
   }
 
   const uint64_t seed_;
@@ -688,6 +842,8 @@ class CaseRunner {
 
 }  // namespace
 
-void RunCase(uint64_t seed, uint64_t index, Stats *stats) { CaseRunner(seed, index, stats).Run(); }
+void RunCase(uint64_t seed, uint64_t index, Stats *stats) {
+  CaseRunner(seed, index, SplitMix(seed ^ SplitMix(index)), std::nullopt, stats).Run();
+}
 
 }  // namespace fuzz

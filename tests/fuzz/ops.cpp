@@ -2,6 +2,7 @@
 
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h"
+#include "aclnnop/aclnn_binary_cross_entropy_with_logits_self_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_weight_backward.h"
 
@@ -10,27 +11,39 @@ namespace {
 
 aclnnStatus PlanForward(const aclTensor * /*grad_output*/, const aclTensor *self, const aclTensor *target,
                         const aclTensor *weight, const aclTensor *pos_weight, int64_t reduction, aclTensor *out,
-                        uint64_t *workspace_size, aclOpExecutor **executor) {
+                        aclTensor * /*grad_target*/, uint64_t *workspace_size, aclOpExecutor **executor) {
   return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(self, target, weight, pos_weight, reduction, out,
                                                            workspace_size, executor);
 }
 
-#define MS_BCEWL_OP_API(short_name, plan, run) {short_name, #plan, #run, plan, run}
+// A gradient with one output under the common signature (which ignores grad_target).
+#define MS_BCEWL_GRADIENT_API(short_name, plan, run, out_name)                                                  \
+  {short_name, #plan, #run,                                                                                     \
+   [](const aclTensor *grad_output, const aclTensor *self, const aclTensor *target, const aclTensor *weight,    \
+      const aclTensor *pos_weight, int64_t reduction, aclTensor *out, aclTensor * /*grad_target*/,              \
+      uint64_t *workspace_size, aclOpExecutor **executor) {                                                     \
+     return plan(grad_output, self, target, weight, pos_weight, reduction, out, workspace_size, executor);     \
+   },                                                                                                           \
+   run, out_name, nullptr}
 
 const OpApi kApis[kOpCount] = {
     {"forward", "aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize", "aclnnBinaryCrossEntropyWithLogits",
-     PlanForward, aclnnBinaryCrossEntropyWithLogits},
-    MS_BCEWL_OP_API("dx", aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize,
-                    aclnnBinaryCrossEntropyWithLogitsBackward),
-    MS_BCEWL_OP_API("dy", aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize,
-                    aclnnBinaryCrossEntropyWithLogitsTargetBackward),
-    MS_BCEWL_OP_API("dw", aclnnBinaryCrossEntropyWithLogitsWeightBackwardGetWorkspaceSize,
-                    aclnnBinaryCrossEntropyWithLogitsWeightBackward),
-    MS_BCEWL_OP_API("dp", aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorkspaceSize,
-                    aclnnBinaryCrossEntropyWithLogitsPosWeightBackward),
+     PlanForward, aclnnBinaryCrossEntropyWithLogits, "out", nullptr},
+    MS_BCEWL_GRADIENT_API("dx", aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize,
+                          aclnnBinaryCrossEntropyWithLogitsBackward, "out"),
+    MS_BCEWL_GRADIENT_API("dy", aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize,
+                          aclnnBinaryCrossEntropyWithLogitsTargetBackward, "gradTarget"),
+    MS_BCEWL_GRADIENT_API("dw", aclnnBinaryCrossEntropyWithLogitsWeightBackwardGetWorkspaceSize,
+                          aclnnBinaryCrossEntropyWithLogitsWeightBackward, "gradWeight"),
+    MS_BCEWL_GRADIENT_API("dp", aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorkspaceSize,
+                          aclnnBinaryCrossEntropyWithLogitsPosWeightBackward, "gradPosWeight"),
+    {"dx+dy", "aclnnBinaryCrossEntropyWithLogitsSelfTargetBackwardGetWorkspaceSize",
+     "aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward",
+     aclnnBinaryCrossEntropyWithLogitsSelfTargetBackwardGetWorkspaceSize,
+     aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward, "gradSelf", "gradTarget"},
 };
 
-#undef MS_BCEWL_OP_API
+#undef MS_BCEWL_GRADIENT_API
 
 }  // namespace
 

@@ -48,6 +48,8 @@ double ElementErrorBound(Op op, const Magnitudes &m) {
     case Op::kGradPosWeight:
       terms = m.w * m.y * log_sigmoid * m.g;
       break;
+    case Op::kGradSelfAndTarget:  // each output has its own bound; this is the larger
+      return std::fmax(ElementErrorBound(Op::kGradSelf, m), ElementErrorBound(Op::kGradTarget, m));
   }
   return kFloat32Roundings * kFloat32Epsilon * terms;
 }
