@@ -575,6 +575,33 @@ TEST_CASE(kernel_results_are_bitwise_equal_for_1_2_and_4_threads) {
   }
 }
 
+// A reduction that keeps the innermost dims (a per-class weight's gradient) is summed row after row; it must give
+// bitwise what the general path, one output at a time, gives: the same lane order for every output.
+TEST_CASE(row_by_row_reductions_equal_the_general_path_bitwise) {
+  const Pattern patterns[] = {
+      {"per-column, many blocks", {20011, 7}, Shape{7}, Shape{1, 7}},
+      {"per-class of 64, two blocks", {8200, 64}, Shape{64}, Shape{64}},
+      {"kept 3x5 after 2 reduced dims", {9, 301, 3, 5}, Shape{3, 5}, Shape{1, 1, 3, 1}},
+  };
+  for (Isa isa : AvailableIsas()) {
+    for (const Pattern &pattern : patterns) {
+      for (Op op : {Op::kGradWeight, Op::kGradPosWeight, Op::kForward}) {
+        for (int64_t reduction : {0, 1, 2}) {
+          const Call call = PatternCall(pattern, op, reduction, 17);
+          const Prepared prepared(call);
+          const Result row_by_row = prepared.Run(isa, 2);
+          Hooks().set_row_reductions(false);
+          const Result general = prepared.Run(isa, 2);
+          Hooks().set_row_reductions(true);
+          EXPECT_MSG(row_by_row.error.empty() && general.error.empty() && row_by_row.bytes == general.bytes,
+                     std::string(IsaName(isa)) + " " + Name(call, std::string(" ") + pattern.name) +
+                         ": row by row differs from the general path " + row_by_row.error + general.error);
+        }
+      }
+    }
+  }
+}
+
 // Calls from several threads at once: one of them gets the pool, the others run their tasks on their own thread;
 // every result is the same.
 TEST_CASE(kernel_concurrent_calls_give_the_same_results) {

@@ -69,6 +69,11 @@ struct Reduction {
   int64_t outputs = 0;
   int64_t per_output = 0;
   int64_t blocks_per_output = 0;
+  // The problem in its own dim order, and whether every reduced dim comes before every kept one there (the
+  // gradient of a per-class weight): then each run of `outputs` consecutive elements adds one contribution to
+  // every output, and the kernel can read the problem once in memory order.
+  Problem natural;
+  bool kept_dims_innermost = false;
 };
 
 // out_shape: the destination's shape aligned to the problem's rank (leading 1s); a dim of 1 is reduced.

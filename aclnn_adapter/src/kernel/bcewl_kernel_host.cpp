@@ -42,9 +42,12 @@ void BlockSums::Open(int64_t start, int64_t contributions_per_output, double *de
   length = std::min(kReductionBlockElements, per_output - position);
 }
 
-// Folds the lanes in halves: lane j += lane j + h for h = 8, 4, 2, 1. Lanes the block never reached hold +0.0 and
-// are left out (adding +0.0 changes no lane sum: a sum that starts at +0.0 is never -0.0).
-void BlockSums::Close() {
+namespace {
+
+// The sum of a block of `length` contributions from its lanes: lane j += lane j + h for h = 8, 4, 2, 1. Lanes the
+// block never reached hold +0.0 and are left out (adding +0.0 changes no lane sum: a sum that starts at +0.0 is
+// never -0.0).
+double FoldLanes(double *lanes, int64_t length) {
   int width = kSumLanes;
   while (width / 2 >= length) {
     width /= 2;
@@ -54,7 +57,13 @@ void BlockSums::Close() {
       lanes[lane] += lanes[lane + half];
     }
   }
-  *partials++ = lanes[0];
+  return lanes[0];
+}
+
+}  // namespace
+
+void BlockSums::Close() {
+  *partials++ = FoldLanes(lanes, length);
   const int64_t next = position + kReductionBlockElements;
   Open(next >= per_output ? 0 : next, per_output, partials);
 }
@@ -422,6 +431,83 @@ void StoreOutputs(const Reduction &reduction, double scale, int64_t first, int64
   }
 }
 
+// out[o] = cast(scale * the block partials of o added in block order), partials[o * blocks_per_output + block].
+void StoreBlockTotals(const Reduction &reduction, double scale, const double *partials) {
+  StoreOutputs(reduction, scale, 0, reduction.outputs, [&](int64_t output) {
+    double total = 0.0;
+    for (int64_t block = 0; block < reduction.blocks_per_output; ++block) {
+      total += partials[output * reduction.blocks_per_output + block];
+    }
+    return total;
+  });
+}
+
+// ---- reductions that keep the innermost dims (the gradient of a per-class weight or pos_weight) ----
+//
+// In its own dim order such a problem is [reduced dims][kept dims]: its row r, the `outputs` consecutive elements
+// r * outputs .., adds the r-th contribution to every output. Taken row after row, each output's lanes receive the
+// same values in the same order as in SumBlocks, so the results are bitwise the same; but memory is read once, in
+// order, instead of once per output at a stride. Lane sums of kSumLanes rows are kept for every output, hence the
+// limit on outputs.
+constexpr int64_t kMaxRowOutputs = 4096;
+std::atomic<bool> g_row_reductions{true};  // a test hook turns it off to compare with the general path
+
+bool SumsRowByRow(const Reduction &reduction) {
+  return reduction.kept_dims_innermost && reduction.outputs > 1 && reduction.outputs <= kMaxRowOutputs &&
+         g_row_reductions.load(std::memory_order_relaxed);
+}
+
+// The partials of block `block` (rows block * kReductionBlockElements ..) of every output; lanes: kSumLanes rows
+// of `outputs` lane sums, as scratch.
+void SumRowBlock(const Plan &plan, Stager &stager, const Reduction &reduction, Quantity quantity, float g_scale,
+                 int64_t block, std::vector<double> &lanes, double *partials) {
+  const int64_t columns = reduction.outputs;
+  const int64_t first_row = block * kReductionBlockElements;
+  const int64_t rows = std::min(kReductionBlockElements, reduction.per_output - first_row);
+  std::fill(lanes.begin(), lanes.end(), 0.0);
+  ForEachChunk(first_row * columns, (first_row + rows) * columns, [&](int64_t first, int64_t count) {
+    float *values = stager.OutputValues(0, first);
+    plan.kernels->values(quantity, count, stager.Inputs(first, count), g_scale, values);
+    for (int64_t done = 0; done < count;) {
+      const int64_t row = (first + done) / columns - first_row;
+      const int64_t column = (first + done) % columns;
+      const int64_t length = std::min(count - done, columns - column);
+      double *sums = lanes.data() + (row % kSumLanes) * columns + column;
+      for (int64_t i = 0; i < length; ++i) {
+        sums[i] += static_cast<double>(values[done + i]);
+      }
+      done += length;
+    }
+  });
+  for (int64_t column = 0; column < columns; ++column) {
+    double column_lanes[kSumLanes];
+    for (int lane = 0; lane < kSumLanes; ++lane) {
+      column_lanes[lane] = lanes[lane * columns + column];
+    }
+    partials[column * reduction.blocks_per_output + block] = FoldLanes(column_lanes, rows);
+  }
+}
+
+// ComputeReduction for SumsRowByRow: `values` of a gradient take g * g_scale, as sums do.
+void ComputeRowByRowReduction(const Reduction &reduction, Quantity quantity, float g_scale, double total_scale,
+                              double *workspace) {
+  const Plan plan = MakePlan(reduction.natural, nullptr, 0);
+  std::vector<double> own_partials;
+  if (workspace == nullptr) {  // one block per output: the workspace is not needed elsewhere
+    own_partials.resize(static_cast<size_t>(reduction.outputs * reduction.blocks_per_output));
+    workspace = own_partials.data();
+  }
+  const int tasks = TaskCount(reduction.natural.numel, reduction.blocks_per_output);
+  ForEachPiece(plan, tasks, reduction.natural.numel, reduction.blocks_per_output, 1,
+               [&](Stager &stager, int64_t first, int64_t last) {
+                 std::vector<double> lanes(static_cast<size_t>(kSumLanes * reduction.outputs));
+                 for (int64_t block = first; block < last; ++block) {
+                   SumRowBlock(plan, stager, reduction, quantity, g_scale, block, lanes, workspace);
+                 }
+               });
+  StoreBlockTotals(reduction, total_scale, workspace);
+}
+
 // Elementwise work into `out_count` outputs: compute(kernels, count, inputs, values) fills values[k] with the
 // values of output k for one chunk.
 template <class Compute>
@@ -473,6 +559,10 @@ void ComputeReduction(const Reduction &reduction, Quantity quantity, double scal
   const bool loss = quantity == Quantity::kLoss;
   const float g_scale = loss ? 1.0f : static_cast<float>(scale);
   const double total_scale = loss ? scale : 1.0;
+  if (SumsRowByRow(reduction)) {
+    ComputeRowByRowReduction(reduction, quantity, g_scale, total_scale, workspace);
+    return;
+  }
   const Plan plan = MakePlan(reduction.problem, nullptr, 0);
   const int64_t blocks_per_output = reduction.blocks_per_output;
   const int64_t blocks = reduction.outputs * blocks_per_output;
@@ -496,13 +586,7 @@ void ComputeReduction(const Reduction &reduction, Quantity quantity, double scal
                               [&](int64_t output) { return totals[output - first]; });
                });
   if (blocks_per_output > 1) {
-    StoreOutputs(reduction, total_scale, 0, reduction.outputs, [&](int64_t output) {
-      double total = 0.0;
-      for (int64_t block = 0; block < blocks_per_output; ++block) {
-        total += workspace[output * blocks_per_output + block];
-      }
-      return total;
-    });
+    StoreBlockTotals(reduction, total_scale, workspace);
   }
 }
 
@@ -555,6 +639,7 @@ const KernelTestingHooks kTestingHooks = {
     [](Isa isa, DType dtype, const float *src, int64_t count, uint16_t *dst) {
       return WithKernels(isa, [&](const IsaKernels &kernels) { kernels.narrow(dtype, src, count, dst); });
     },
+    [](bool enabled) { g_row_reductions.store(enabled, std::memory_order_relaxed); },
 };
 
 }  // namespace

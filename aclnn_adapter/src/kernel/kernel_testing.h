@@ -23,6 +23,8 @@ struct KernelTestingHooks {
   bool (*log1p)(Isa isa, const float *e, int64_t count, float *out);
   bool (*widen)(Isa isa, DType dtype, const uint16_t *src, int64_t count, float *dst);
   bool (*narrow)(Isa isa, DType dtype, const float *src, int64_t count, uint16_t *dst);
+  // false: reductions that keep the innermost dims take the general path too (its results must be the same)
+  void (*set_row_reductions)(bool enabled);
 };
 
 }  // namespace ms_bcewl::kernel

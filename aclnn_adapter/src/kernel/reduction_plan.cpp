@@ -1,5 +1,6 @@
 // PlanReduction and ReductionWorkspaceBytes: the order contract of bcewl_kernel.h, shared by every kernel
 // implementation.
+#include <algorithm>
 #include <initializer_list>
 
 #include "kernel/bcewl_kernel.h"
@@ -46,6 +47,17 @@ Reduction PlanReduction(const Problem &problem, const int64_t *out_shape, const 
     *operand = Reordered(*operand, order, problem.rank);
   }
   reduction.out = Reordered(out, order, problem.rank);
+  reduction.natural = problem;
+  int last_reduced = -1;
+  int first_kept = problem.rank;
+  for (int dim = 0; dim < problem.rank; ++dim) {
+    if (out_shape[dim] != 1) {
+      first_kept = std::min(first_kept, dim);
+    } else if (problem.shape[dim] != 1) {
+      last_reduced = dim;
+    }
+  }
+  reduction.kept_dims_innermost = last_reduced < first_kept;
   reduction.blocks_per_output = (reduction.per_output + kReductionBlockElements - 1) / kReductionBlockElements;
   return reduction;
 }
