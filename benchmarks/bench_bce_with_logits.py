@@ -23,6 +23,9 @@ from worker_pool import WorkerDied, WorkerProcess
 from workloads import CASES, DEFAULT_SIZES, DTYPES, floor_workload, parse_size, plan
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
+# A pause before each sample: OpenMP threads (torch's, the formula roof's) spin for milliseconds after their work
+# before they sleep, and would otherwise take a core from the next sample, whichever process it belongs to.
+SETTLE_SECONDS = 0.02
 MODES = ("pynative", "pynative-blocking", "graph", "graph-blocking")
 DEFAULT_MODES = ("pynative", "pynative-blocking", "graph")
 PRESETS = {
@@ -121,6 +124,18 @@ def prepare_all(workers, workload, kind):
     return answers
 
 
+def calibrate(worker, answer):
+    """{provider: calls per sample} of a worker that prepared; it calibrates while the others wait, since the
+    calls per sample come from the time of a single call, which a compile elsewhere would inflate."""
+    if not (isinstance(answer, dict) and answer["ready"]):
+        return {}
+    try:
+        return worker.request({"op": "calibrate"})["calls_per_sample"]
+    except WorkerDied as death:
+        answer["failed"].update({name: str(death) for name in answer["ready"]})
+        return {}
+
+
 def why_not_ready(worker, answer, name):
     if worker.unavailable:
         return worker.unavailable
@@ -137,9 +152,10 @@ def run_workload(workers, workload, repeat):
     slots = []
     for worker in workers:
         answer = answers.get(worker.name)
+        counts = calibrate(worker, answer)
         for name in worker.providers[kind]:
-            if isinstance(answer, dict) and name in answer["ready"]:
-                results[(worker.name, name)].calls_per_sample = answer["ready"][name]
+            if name in counts:
+                results[(worker.name, name)].calls_per_sample = counts[name]
                 slots.append((worker, name))
             else:
                 results[(worker.name, name)].note = why_not_ready(worker, answer, name)
@@ -155,6 +171,7 @@ def sample_rounds(slots, results, repeat):
             result = results[(worker.name, name)]
             if result.note:
                 continue
+            time.sleep(SETTLE_SECONDS)
             try:
                 result.seconds.append(worker.request({"op": "sample", "provider": name})["seconds"])
             except WorkerDied as death:

@@ -1,8 +1,9 @@
 """One benchmark process: hosts one group of providers and times them on request.
 
 Started by bench_bce_with_logits.py with a JSON spec as its argument. It answers one JSON line per request read
-from stdin: {"op": "prepare", "workload": {...}} builds, warms up and calibrates every provider of the group;
-{"op": "sample", "provider": name} times one sample and returns the seconds per call. Answers go to the
+from stdin: {"op": "prepare", "workload": {...}} builds and warms up every provider of the group (the parent lets
+the workers do this at once); {"op": "calibrate"} picks, with the machine to itself, how many calls make one
+sample of each provider; {"op": "sample", "provider": name} times one sample and returns the seconds per call. Answers go to the
 original stdout; anything a library prints is sent to stderr instead, so it cannot corrupt them.
 """
 import gc
@@ -16,6 +17,7 @@ import time
 from workloads import Workload, make_inputs
 
 WARMUP_CALLS = 3
+CALIBRATION_CALLS = 3  # the fastest of these sets the calls per sample
 MAX_CALLS_PER_SAMPLE = 10_000
 
 
@@ -54,26 +56,30 @@ class Session:
     def handle(self, request):
         if request["op"] == "prepare":
             return self._prepare(Workload(**request["workload"]))
+        if request["op"] == "calibrate":
+            return {"calls_per_sample": {name: self._calibrate(name) for name in self._calls}}
         call, count = self._calls[request["provider"]]
         return {"seconds": seconds_per_call(call, count)}
 
     def _prepare(self, workload):
         self._calls = {}
         gc.collect()
-        ready, failed = {}, {}
+        ready, failed = [], {}
         for name, factory in self._group.providers(workload, make_inputs(workload)).items():
             try:
-                ready[name] = self._calibrate(name, factory)
+                call = factory()
+                for _ in range(WARMUP_CALLS):
+                    call()
+                self._calls[name] = (call, 1)
+                ready.append(name)
             except Exception as error:  # pylint: disable=broad-except  # any failure is reported as n/a
                 failed[name] = describe(error)
         return {"ready": ready, "failed": failed}
 
-    def _calibrate(self, name, factory):
-        """Builds and warms up the call, then picks how many calls one sample of ~sample_seconds takes."""
-        call = factory()
-        for _ in range(WARMUP_CALLS):
-            call()
-        single = seconds_per_call(call, 1)
+    def _calibrate(self, name):
+        """How many calls one sample of ~sample_seconds takes, from the fastest of a few single calls."""
+        call, _ = self._calls[name]
+        single = min(seconds_per_call(call, 1) for _ in range(CALIBRATION_CALLS))
         count = min(MAX_CALLS_PER_SAMPLE, max(1, math.ceil(self._sample_seconds / max(single, 1e-9))))
         self._calls[name] = (call, count)
         return count
