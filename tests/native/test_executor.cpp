@@ -1,8 +1,10 @@
 // Phase 2 and the executor: consumption, reuse, forged handles, workspace checks, and plans that outlive the
 // aclTensors they were made from.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "op_runner.h"
 #include "test_harness.h"
@@ -185,5 +187,29 @@ TEST_CASE(executor_workspace_sizes_follow_the_plan) {
                                               std::to_string(workspace_size) + " bytes, expected " +
                                               std::to_string(c.bytes));
     EXPECT_EQ(aclDestroyAclOpExecutor(executor), ACLNN_SUCCESS);
+  }
+}
+
+// A plan of 0 workspace bytes may be handed any pointer: nothing is written through it. Per-class gradients with
+// one block per output are summed row by row into partials of their own (a regression: they were written to the
+// caller's 0-byte workspace).
+TEST_CASE(executor_never_writes_a_workspace_of_zero_bytes) {
+  for (Op op : {Op::kGradWeight, Op::kGradPosWeight, Op::kForward}) {
+    test::Scenario scenario;
+    scenario.shape = {100, 64};
+    scenario.w_shape = test::Shape{64};
+    scenario.p_shape = test::Shape{64};
+    scenario.reduction = 1;
+    test::ScenarioInputs inputs(scenario);
+    auto out = test::MakeOutput(op, scenario);
+    uint64_t workspace_size = 1;
+    aclOpExecutor *executor = nullptr;
+    EXPECT_EQ(test::PlanOp(op, inputs.Tensors(out->get()), scenario.reduction, &workspace_size, &executor),
+              ACLNN_SUCCESS);
+    EXPECT_EQ(workspace_size, uint64_t{0});
+    std::vector<unsigned char> canary(4096, 0xA5);
+    EXPECT_EQ(test::ExecuteOp(op, canary.data(), 0, executor), ACLNN_SUCCESS);
+    EXPECT_MSG(std::all_of(canary.begin(), canary.end(), [](unsigned char byte) { return byte == 0xA5; }),
+               std::string(test::OpName(op)) + " wrote to a workspace of 0 bytes");
   }
 }

@@ -493,7 +493,8 @@ void ComputeRowByRowReduction(const Reduction &reduction, Quantity quantity, flo
                               double *workspace) {
   const Plan plan = MakePlan(reduction.natural, nullptr, 0);
   std::vector<double> own_partials;
-  if (workspace == nullptr) {  // one block per output: the workspace is not needed elsewhere
+  // With one block per output the caller's workspace has 0 bytes (ReductionWorkspaceBytes): partials stay here.
+  if (reduction.blocks_per_output <= 1 || workspace == nullptr) {
     own_partials.resize(static_cast<size_t>(reduction.outputs * reduction.blocks_per_output));
     workspace = own_partials.data();
   }
