@@ -1,5 +1,6 @@
 #include "regressions.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "acl/acl_rt.h"
 #include "aclnn/acl_meta.h"
+#include "aclnnop/aclnn_binary_cross_entropy_with_logits_weight_backward.h"
 
 namespace fuzz {
 namespace {
@@ -86,6 +88,34 @@ bool MemcpyKindsOutsideTheirRangeAreRejected() {
   return MemcpyGives(ACL_MEMCPY_HOST_TO_HOST, ACL_SUCCESS) && MemcpyGives(ACL_MEMCPY_DEFAULT, ACL_SUCCESS);
 }
 
+// A contiguous float32 view of `values`, of shape `dims`.
+aclTensor *FloatView(const Shape &dims, std::vector<float> &values) {
+  return aclCreateTensor(dims.data(), dims.size(), ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, dims.data(), dims.size(),
+                         values.data());
+}
+
+// Found by the CI campaign (ASan heap-buffer-overflow): the gradient of a per-class weight with one reduction
+// block per class is summed row by row, and wrote its partials through the caller's workspace pointer although the
+// plan asked for 0 bytes. It now keeps them in a buffer of its own; the canary must stay untouched.
+bool RowByRowReductionNeverWritesAZeroByteWorkspace() {
+  std::vector<float> x(100 * 64, 0.5f), y(100 * 64, 1.0f), weight(64, 1.0f), grad(1, 1.0f), grad_weight(64);
+  aclTensor *tensors[] = {FloatView({}, grad), FloatView({100, 64}, x), FloatView({100, 64}, y),
+                          FloatView({64}, weight), FloatView({64}, grad_weight)};
+  uint64_t workspace_size = 1;
+  aclOpExecutor *executor = nullptr;
+  bool passes = aclnnBinaryCrossEntropyWithLogitsWeightBackwardGetWorkspaceSize(
+                    tensors[0], tensors[1], tensors[2], tensors[3], nullptr, 1, tensors[4], &workspace_size,
+                    &executor) == ACLNN_SUCCESS &&
+                workspace_size == 0;
+  std::vector<unsigned char> canary(4096, 0xA5);
+  passes = passes && aclnnBinaryCrossEntropyWithLogitsWeightBackward(canary.data(), 0, executor, nullptr) ==
+                         ACLNN_SUCCESS;
+  for (aclTensor *tensor : tensors) {
+    aclDestroyTensor(tensor);
+  }
+  return passes && std::all_of(canary.begin(), canary.end(), [](unsigned char byte) { return byte == 0xA5; });
+}
+
 struct Regression {
   const char *name;
   bool (*passes)();
@@ -95,6 +125,7 @@ const Regression kRegressions[] = {
     {"empty_view_with_strides_beyond_int64_is_rejected", EmptyViewWithStridesBeyondInt64IsRejected},
     {"enum_codes_outside_their_range_are_rejected", EnumCodesOutsideTheirRangeAreRejected},
     {"memcpy_kinds_outside_their_range_are_rejected", MemcpyKindsOutsideTheirRangeAreRejected},
+    {"row_by_row_reduction_never_writes_a_zero_byte_workspace", RowByRowReductionNeverWritesAZeroByteWorkspace},
 };
 
 }  // namespace
