@@ -1,6 +1,8 @@
-"""Benchmark of ms_bcewl's BCEWithLogits against MindSpore's built-in op, PyTorch and two roofs.
+"""Benchmark of ms_bcewl's BCEWithLogits against MindSpore's built-in op, PyTorch and two roofs, with ms_bcewl's
+kernels also timed without MindSpore (the aclnn C API), so that what the framework adds can be read off.
 
-Each provider group runs in its own process (one per MindSpore mode, one for torch, one for the roofs); for every
+Each provider group runs in its own process (one per MindSpore mode, one for the bare kernels, one for torch, one for
+the roofs); for every
 workload the parent asks each process for one timed sample in turn, rotating the order every round, so drift on a
 noisy machine hits all providers alike. Nothing here asserts speed. See docs/performance.md.
 
@@ -38,6 +40,7 @@ PROVIDERS = {
     "mindspore": {"bce": ("ms_bcewl", "mindspore"),
                   "floor": ("floor_custom_noop", "floor_ops_add", "ms_bcewl_none", "mindspore_none", "ms_bcewl_mean",
                             "mindspore_mean")},
+    "kernel": {"bce": ("ms_bcewl_kernel",), "floor": ()},
     "torch": {"bce": ("torch",), "floor": ()},
     "roof": {"bce": ("roof_stream", "roof_formula"), "floor": ()},
 }
@@ -92,6 +95,7 @@ def make_workers(args, scratch):
         runtime = "blocking" if blocking else "async"
         spec = {**common, "group": "mindspore", "mode": mode, "runtime": runtime, "noop_library": noop_library}
         workers.append(WorkerProcess(f"mindspore-{token}", spec, PROVIDERS["mindspore"], mode, runtime, scratch))
+    workers.append(WorkerProcess("kernel", {**common, "group": "kernel"}, PROVIDERS["kernel"], "-", "-", scratch))
     workers.append(WorkerProcess("torch", {**common, "group": "torch"}, PROVIDERS["torch"], "eager", "sync",
                                  scratch))
     roof_spec = {**common, "group": "roof", "formula_library": formula_library, "formula_build": formula_build}

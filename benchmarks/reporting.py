@@ -8,7 +8,7 @@ from targets import TARGETS_GUIDE, target_rows
 
 STEM = "bce_with_logits"
 MACHINE_FIELDS = ("cpu_model", "cores", "load_average", "python", "numpy", "mindspore", "ms_bcewl", "torch", "gxx",
-                  "formula_roof")
+                  "formula_roof", "kernel_alone")
 CSV_FIELDS = ("provider", "mode", "runtime", "case", "size", "dtype", "reduction", "pass", "status", "median_s",
               "p20_s", "p80_s", "melem_per_s", "samples", "calls_per_sample", "note") + MACHINE_FIELDS
 
@@ -79,13 +79,15 @@ def _comparison_rows(index, mode_runtime):
             continue
         ours = median_in(row, "ms_bcewl", mode_runtime)
         builtin = median_in(row, "mindspore", mode_runtime)
+        kernel = median_in(row, "ms_bcewl_kernel")
         torch = median_in(row, "torch")
         roofs = [median_in(row, name) for name in ROOFS]
         # The op can be no faster than the slower of its two bounds.
         roof = max((r for r in roofs if r is not None), default=None)
         yield ([workload.case, workload.size, workload.dtype, workload.reduction, workload.pass_]
-               + [format_seconds(t) for t in (ours, builtin, torch, *roofs)]
-               + [format_ratio(builtin, ours), format_ratio(torch, ours), format_ratio(roof, ours)])
+               + [format_seconds(t) for t in (ours, builtin, kernel, torch, *roofs)]
+               + [format_ratio(builtin, ours), format_ratio(torch, ours), format_ratio(roof, ours),
+                  format_ratio(kernel, ours), format_ratio(torch, kernel), format_ratio(roof, kernel)])
 
 
 FLOOR_COLUMNS = ("floor_custom_noop", "floor_ops_add", "ms_bcewl_none", "mindspore_none", "ms_bcewl_mean",
@@ -121,7 +123,10 @@ READING_GUIDE = """Times are medians of the per-call time over the samples (each
 run to completion). A ratio is *peer time ÷ ms_bcewl time*: above 1 ms_bcewl is faster. The roof is the slower
 of roof_stream (a 2-thread numpy copy of the bytes an ideal kernel reads and writes) and roof_formula (the bare
 formula, vectorised C++ on 2 threads); roof ÷ ms_bcewl is the fraction of the roof that ms_bcewl reaches.
-torch and the roofs do not depend on the MindSpore mode: they are repeated in every table."""
+*kernel alone* is ms_bcewl's library called through its aclnn C API without MindSpore (both phases per call; the
+backward computes dx only): kernel alone ÷ ms_bcewl is the share of ms_bcewl's time spent in its kernels, the rest
+is what the MindSpore mode adds. torch, the kernel alone and the roofs do not depend on the MindSpore mode: they are
+repeated in every table."""
 
 
 def markdown(results, machine, command):
@@ -135,8 +140,9 @@ def markdown(results, machine, command):
                      "mean: ms_bcewl ÷ built-in", "mean: ms_bcewl ÷ no-op"], _floor_rows(index, modes))
     lines += ["## Targets (issue 3)", "", TARGETS_GUIDE, ""]
     lines += _table(["target", "mode/runtime", "workload", "measured", "needed", "met"], target_rows(index, modes))
-    header = ["case", "N", "dtype", "reduction", "pass", "ms_bcewl", "built-in", "torch", *ROOFS,
-              "built-in ÷ ms_bcewl", "torch ÷ ms_bcewl", "roof ÷ ms_bcewl"]
+    header = ["case", "N", "dtype", "reduction", "pass", "ms_bcewl", "built-in", "kernel alone", "torch", *ROOFS,
+              "built-in ÷ ms_bcewl", "torch ÷ ms_bcewl", "roof ÷ ms_bcewl", "kernel alone ÷ ms_bcewl",
+              "torch ÷ kernel alone", "roof ÷ kernel alone"]
     for mode_runtime in modes:
         lines += [f"## MindSpore {'/'.join(mode_runtime)}", ""]
         lines += _table(header, _comparison_rows(index, mode_runtime))

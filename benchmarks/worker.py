@@ -33,6 +33,9 @@ def make_group(spec):
     if spec["group"] == "mindspore":
         from mindspore_providers import MindSporeGroup
         return MindSporeGroup(spec["mode"], spec["runtime"], spec["noop_library"])
+    if spec["group"] == "kernel":
+        from kernel_providers import KernelGroup
+        return KernelGroup()
     if spec["group"] == "torch":
         from torch_providers import TorchGroup
         return TorchGroup()
