@@ -97,33 +97,37 @@ class KernelGroup:
         dx = self._tensor(np.zeros_like(inputs["x"]), dtype)
         operands = [t.handle if t else None for t in (x, y, weight, pos_weight)]
         reduction = REDUCTIONS[workload.reduction]
-        forward = self._two_phases(FORWARD, operands, reduction, loss.handle)
-        backward = self._two_phases(GRAD_SELF, [grad_output.handle] + operands, reduction, dx.handle)
+        forward = PlannedOperation(self._library, FORWARD, operands, reduction, loss.handle)
+        steps = (forward,)
+        if workload.is_backward:
+            steps += (PlannedOperation(self._library, GRAD_SELF, [grad_output.handle] + operands, reduction,
+                                       dx.handle),)
 
-        def forward_and_backward():
-            forward()
-            backward()
-        call = forward_and_backward if workload.is_backward else forward
-        call.keep_alive = (x, y, weight, pos_weight, loss, grad_output, dx)
+        def call():
+            for step in steps:
+                step()
+        call.tensors = (x, y, weight, pos_weight, loss, grad_output, dx)  # the handles live as long as the call
         call.loss = loss.array
         return call
 
-    def _two_phases(self, name, tensors, reduction, out):
-        """A call of both phases that raises on a failed status; the workspace is sized by a first plan (a plan's
-        size depends on the shapes alone)."""
-        plan, run = getattr(self._library, f"{name}GetWorkspaceSize"), getattr(self._library, name)
-        size, executor = ctypes.c_uint64(0), ctypes.c_void_p()
-        arguments = [*tensors, reduction, out, ctypes.byref(size), ctypes.byref(executor)]
-        check(name, plan(*arguments))
-        workspace = np.empty(size.value, np.uint8)
-        workspace_pointer = workspace.ctypes.data if size.value else None
-        check(name, run(workspace_pointer, size.value, executor, None))
 
-        def call():
-            check(name, plan(*arguments))
-            check(name, run(workspace_pointer, size.value, executor, None))
-        call.keep_alive = workspace
-        return call
+class PlannedOperation:
+    """One operation called with both phases; its workspace is sized by a first plan (a plan's size depends on
+    the shapes alone) and kept by this object while the kernel may write it."""
+
+    def __init__(self, library, name, tensors, reduction, out):
+        self._name = name
+        self._plan, self._run = getattr(library, f"{name}GetWorkspaceSize"), getattr(library, name)
+        self._size, self._executor = ctypes.c_uint64(0), ctypes.c_void_p()
+        self._arguments = [*tensors, reduction, out, ctypes.byref(self._size), ctypes.byref(self._executor)]
+        check(name, self._plan(*self._arguments))
+        self._workspace = np.empty(self._size.value, np.uint8)
+        self._workspace_pointer = self._workspace.ctypes.data if self._size.value else None
+        check(name, self._run(self._workspace_pointer, self._size.value, self._executor, None))
+
+    def __call__(self):
+        check(self._name, self._plan(*self._arguments))
+        check(self._name, self._run(self._workspace_pointer, self._size.value, self._executor, None))
 
 
 def check(name, status):
