@@ -3,6 +3,11 @@
 // float_formats.h; every ISA this machine has against the scalar path and the float64 reference, on random and
 // extreme values, odd sizes, misaligned views, the three dtypes and the broadcast patterns of weight and
 // pos_weight; and bitwise-equal results for 1, 2 and 4 threads.
+#include <dirent.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -625,6 +630,60 @@ TEST_CASE(kernel_concurrent_calls_give_the_same_results) {
       EXPECT_MSG(result.error.empty() && result.bytes == alone.bytes,
                  std::string(test::OpName(op)) + ": a concurrent call differs " + result.error);
     }
+  }
+}
+
+// The CPU masks of this process's other threads (the pool's workers among them), read by thread id.
+std::vector<cpu_set_t> OtherThreadMasks() {
+  std::vector<cpu_set_t> masks;
+  DIR *tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) {
+    return masks;
+  }
+  const pid_t self = static_cast<pid_t>(syscall(SYS_gettid));
+  while (const dirent *entry = readdir(tasks)) {
+    const pid_t tid = static_cast<pid_t>(std::atoi(entry->d_name));
+    cpu_set_t mask;
+    if (tid > 0 && tid != self && sched_getaffinity(tid, sizeof(mask), &mask) == 0) {
+      masks.push_back(mask);
+    }
+  }
+  closedir(tasks);
+  return masks;
+}
+
+// A worker that ran a task keeps off the CPU its loop's caller ran on (else Linux may wake it there after an idle
+// spell, and two threads run at the speed of one), and follows the caller when it moves.
+TEST_CASE(kernel_workers_keep_off_the_callers_cpu) {
+  cpu_set_t allowed;
+  EXPECT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE && cpus.size() < 2; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) {
+      cpus.push_back(cpu);
+    }
+  }
+  EXPECT_MSG(cpus.size() == 2, "this test needs a process allowed on 2 CPUs or more");
+  const Pattern full = {"full", {140001}, Shape{140001}, Shape{140001}};
+  const Call call = PatternCall(full, Op::kForward, 0, 5);
+  const Prepared prepared(call);
+  prepared.Run(Hooks().active_isa(), 2);  // workers start with their creator's CPUs: create them unpinned
+  for (int caller_cpu : cpus) {
+    cpu_set_t only;
+    CPU_ZERO(&only);
+    CPU_SET(caller_cpu, &only);
+    EXPECT_EQ(sched_setaffinity(0, sizeof(only), &only), 0);
+    const Result result = prepared.Run(Hooks().active_isa(), 2);
+    EXPECT_EQ(sched_setaffinity(0, sizeof(allowed), &allowed), 0);
+    cpu_set_t expected = allowed;
+    CPU_CLR(caller_cpu, &expected);
+    bool a_worker_keeps_off = false;
+    for (const cpu_set_t &mask : OtherThreadMasks()) {
+      a_worker_keeps_off = a_worker_keeps_off || CPU_EQUAL(&mask, &expected);
+    }
+    EXPECT_MSG(result.error.empty() && a_worker_keeps_off,
+               "no thread is kept off CPU " + std::to_string(caller_cpu) + " after a loop called from it " +
+                   result.error);
   }
 }
 

@@ -37,6 +37,51 @@ int DefaultThreads() {
 
 std::atomic<int> g_thread_override{0};
 
+// Keeps the calling worker off `caller_cpu`, the CPU the loop's caller ran on when it handed out the tasks.
+// Linux tends to wake a worker on its waker's CPU when the machine was idle, and a loop that lasts under a
+// millisecond ends before the load balancer moves it: caller and worker then share one core and two threads run
+// at the speed of one. A worker keeps the CPUs it started with (its creator's), minus the caller's; it moves when
+// the caller does, with one sched_setaffinity call.
+class CallerCpuAvoider {
+ public:
+  CallerCpuAvoider() {
+#if defined(__linux__)
+    have_allowed_ = sched_getaffinity(0, sizeof(allowed_), &allowed_) == 0;
+#endif
+  }
+
+  void Avoid(int caller_cpu) {
+#if defined(__linux__)
+    if (!have_allowed_ || caller_cpu < 0 || caller_cpu == avoided_ || caller_cpu >= CPU_SETSIZE ||
+        !CPU_ISSET(caller_cpu, &allowed_) || CPU_COUNT(&allowed_) < 2) {
+      return;
+    }
+    cpu_set_t others = allowed_;
+    CPU_CLR(caller_cpu, &others);
+    if (sched_setaffinity(0, sizeof(others), &others) == 0) {
+      avoided_ = caller_cpu;
+    }
+#else
+    (void)caller_cpu;
+#endif
+  }
+
+ private:
+#if defined(__linux__)
+  cpu_set_t allowed_;  // at the worker's start
+  bool have_allowed_ = false;
+#endif
+  int avoided_ = -1;  // the CPU this worker keeps off now; -1: none
+};
+
+int CurrentCpu() {
+#if defined(__linux__)
+  return sched_getcpu();
+#else
+  return -1;
+#endif
+}
+
 class Pool {
  public:
   void Run(int tasks, TaskFunction function, void *context) {
@@ -54,6 +99,7 @@ class Pool {
       context_ = context;
       worker_tasks_ = on_workers;
       pending_ = on_workers;
+      caller_cpu_ = CurrentCpu();
       ++generation_;
     }
     wake_.notify_all();
@@ -82,6 +128,7 @@ class Pool {
   }
 
   void Work(int task, unsigned long long seen) {
+    CallerCpuAvoider avoider;
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
       wake_.wait(lock, [&] { return generation_ != seen; });
@@ -89,7 +136,9 @@ class Pool {
       if (task <= worker_tasks_) {
         const TaskFunction function = function_;
         void *context = context_;
+        const int caller_cpu = caller_cpu_;
         lock.unlock();
+        avoider.Avoid(caller_cpu);
         function(context, task);
         lock.lock();
         if (--pending_ == 0) {
@@ -109,6 +158,7 @@ class Pool {
   void *context_ = nullptr;
   int worker_tasks_ = 0;
   int pending_ = 0;
+  int caller_cpu_ = -1;
 };
 
 // The pool lives as long as the process (its detached workers use it until exit). After fork() the child has none
