@@ -37,8 +37,9 @@ def write_plots(results, directory):
 
 
 # ms_bcewl and the built-in op of one mode share a colour; the line style tells the provider.
-LINE_STYLES = {"ms_bcewl": "-", "mindspore": ":", "ms_bcewl_kernel": "-", "torch": "-.", "roof_stream": "--", "roof_formula": "--"}
-FIXED_COLOURS = {"ms_bcewl_kernel": "tab:red", "torch": "black", "roof_stream": "grey", "roof_formula": "darkgoldenrod"}
+LINE_STYLES = {"ms_bcewl": "-", "mindspore": ":", "ms_bcewl_kernel": "-", "torch": "-.", "roof_stream": "--",
+               "roof_formula": "--"}
+FIXED_COLOURS = {"ms_bcewl_kernel": "magenta", "torch": "black", "roof_stream": "grey", "roof_formula": "darkgoldenrod"}
 MODE_COLOURS = ("tab:blue", "tab:red", "tab:green", "tab:purple")
 
 
