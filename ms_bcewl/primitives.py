@@ -52,6 +52,10 @@ def _shape_of(*positions):
     return lambda *shapes: [shapes[position] for position in positions]
 
 
+def _scalar_shape(*shapes):
+    return []
+
+
 def _dtype_of(*positions):
     if len(positions) == 1:
         return lambda *dtypes: dtypes[positions[0]]
@@ -136,10 +140,9 @@ def _host_forward_table(for_graph):
             if for_graph:
                 table[key] = _custom(entry, names, ["loss"], dtype_of_target, None, bprop)
             elif reduction != "none":
-                # A 0-d output keeps the library's InferShape and a dtype function: MindSpore 2.10 fails on a 0-d
-                # output with a Python shape or a fixed dtype in a PyNative Cell with dynamic inputs (set_inputs):
-                # "The pointer[shape_vector] is null".
-                loss = _custom(entry, names, ["loss"], dtype_of_target, None, bprop)
+                # A 0-d output keeps a dtype function: with a fixed dtype, MindSpore 2.10 fails in a PyNative Cell
+                # with dynamic inputs (set_inputs): "The pointer[shape_vector] is null" (CreateGraphOutputKernelTensor).
+                loss = _custom(entry, names, ["loss"], dtype_of_target, _scalar_shape, bprop)
                 table.update({key + (dtype,): loss for dtype in SUPPORTED_DTYPES})
             else:
                 # A fixed dtype also spares each call the Python dtype function (about 6 µs).
