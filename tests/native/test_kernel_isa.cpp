@@ -586,6 +586,7 @@ TEST_CASE(row_by_row_reductions_equal_the_general_path_bitwise) {
   const Pattern patterns[] = {
       {"per-column, many blocks", {20011, 7}, Shape{7}, Shape{1, 7}},
       {"per-class of 64, two blocks", {8200, 64}, Shape{64}, Shape{64}},
+      {"per-class of 37: whole vectors and a tail", {3001, 37}, Shape{37}, Shape{37}},
       {"kept 3x5 after 2 reduced dims", {9, 301, 3, 5}, Shape{3, 5}, Shape{1, 1, 3, 1}},
   };
   for (Isa isa : AvailableIsas()) {

@@ -468,14 +468,11 @@ void SumRowBlock(const Plan &plan, Stager &stager, const Reduction &reduction, Q
   ForEachChunk(first_row * columns, (first_row + rows) * columns, [&](int64_t first, int64_t count) {
     float *values = stager.OutputValues(0, first);
     plan.kernels->values(quantity, count, stager.Inputs(first, count), g_scale, values);
-    for (int64_t done = 0; done < count;) {
-      const int64_t row = (first + done) / columns - first_row;
-      const int64_t column = (first + done) % columns;
+    int64_t row = first / columns - first_row;
+    int64_t column = first % columns;
+    for (int64_t done = 0; done < count; ++row, column = 0) {
       const int64_t length = std::min(count - done, columns - column);
-      double *sums = lanes.data() + (row % kSumLanes) * columns + column;
-      for (int64_t i = 0; i < length; ++i) {
-        sums[i] += static_cast<double>(values[done + i]);
-      }
+      plan.kernels->add_to_sums(values + done, length, lanes.data() + (row % kSumLanes) * columns + column);
       done += length;
     }
   });

@@ -195,6 +195,17 @@ void SumsLoop(int64_t count, const RowInputs &in, float g_scale, BlockSums *sums
   }
 }
 
+template <class V>
+void AddToSums(const float *values, int64_t count, double *sums) {
+  int64_t i = 0;
+  for (; i + V::kWidth <= count; i += V::kWidth) {
+    V::AddToLanes(sums + i, V::Load(values + i));
+  }
+  for (; i < count; ++i) {
+    sums[i] += static_cast<double>(values[i]);
+  }
+}
+
 template <typename Body>
 void WithQuantity(Quantity quantity, Body &&body) {
   switch (quantity) {
@@ -282,7 +293,7 @@ void MapLoop(const float *in, int64_t count, float *out) {
 template <class V>
 constexpr IsaKernels MakeKernels(Isa isa, const char *name) {
   return IsaKernels{isa,       name,     V::kWidth,           &Widen<V>,
-                    &Narrow<V>, &Values<V>, &GradSelfAndTarget<V>, &Sums<V>,
+                    &Narrow<V>, &Values<V>, &GradSelfAndTarget<V>, &Sums<V>, &AddToSums<V>,
                     &MapLoop<V, &V::Exp>, &MapLoop<V, &V::Log1p>};
 }
 

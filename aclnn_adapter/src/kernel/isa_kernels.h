@@ -76,6 +76,8 @@ struct IsaKernels {
   // Adds value(i), i = 0 .. count - 1, with g * g_scale in place of g, to their lanes of *sums in order, closing
   // blocks as they fill.
   void (*sums)(Quantity quantity, int64_t count, const RowInputs &in, float g_scale, BlockSums *sums);
+  // sums[i] += values[i] as float64, i = 0 .. count - 1: one add per element, so every ISA gives the same sums.
+  void (*add_to_sums)(const float *values, int64_t count, double *sums);
   // The kernels' exp (for t <= 0) and log1p (for e in [0, 1]), exposed for the tests of their error bounds.
   void (*exp)(const float *t, int64_t count, float *out);
   void (*log1p)(const float *e, int64_t count, float *out);
