@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <chrono>
 #include <cstring>
+#include <future>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -693,6 +695,29 @@ TEST_CASE(kernel_workers_keep_off_the_callers_cpu) {
     EXPECT_MSG(result.error.empty() && a_worker_keeps_off,
                "no thread is kept off CPU " + std::to_string(caller_cpu) + " after a loop called from it " +
                    result.error);
+  }
+}
+
+// A loop never waits for a worker that has not started: with every core busy, a woken worker may wait a
+// scheduler tick for a CPU (a 0.1 ms kernel beside a concurrent one in a MindSpore graph took 4 ms). Held workers
+// never wake, so the call must finish on its caller, with the same result, and the workers, released late, must
+// leave it alone.
+TEST_CASE(kernel_loops_never_wait_for_workers_that_have_not_started) {
+  const Pattern full = {"full", {140001}, Shape{140001}, Shape{140001}};
+  for (Op op : {Op::kForward, Op::kGradWeight}) {
+    const Call call = PatternCall(full, op, op == Op::kForward ? 0 : 1, 3);
+    const Prepared prepared(call);
+    const Result expected = prepared.Run(Hooks().active_isa(), 1);
+    prepared.Run(Hooks().active_isa(), 4);  // the pool's workers exist
+    Hooks().hold_workers(true);
+    auto held = std::async(std::launch::async, [&prepared] { return prepared.Run(Hooks().active_isa(), 4); });
+    const bool finished = held.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+    Hooks().hold_workers(false);  // (a call that waited for them finishes now)
+    const Result alone = held.get();
+    const Result after = prepared.Run(Hooks().active_isa(), 4);
+    EXPECT_MSG(finished, std::string(test::OpName(op)) + ": a 4-thread call waited for workers that never started");
+    EXPECT_MSG(alone.error.empty() && alone.bytes == expected.bytes && after.bytes == expected.bytes,
+               std::string(test::OpName(op)) + ": results differ once workers are held or released " + alone.error);
   }
 }
 

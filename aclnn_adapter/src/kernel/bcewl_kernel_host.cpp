@@ -638,6 +638,7 @@ const KernelTestingHooks kTestingHooks = {
       return WithKernels(isa, [&](const IsaKernels &kernels) { kernels.narrow(dtype, src, count, dst); });
     },
     [](bool enabled) { g_row_reductions.store(enabled, std::memory_order_relaxed); },
+    [](bool held) { HoldWorkersForTesting(held); },
 };
 
 }  // namespace

@@ -25,6 +25,8 @@ struct KernelTestingHooks {
   bool (*narrow)(Isa isa, DType dtype, const float *src, int64_t count, uint16_t *dst);
   // false: reductions that keep the innermost dims take the general path too (its results must be the same)
   void (*set_row_reductions)(bool enabled);
+  // true: the pool's workers do not wake for new loops, as when no CPU is free for them; false: they do again
+  void (*hold_workers)(bool held);
 };
 
 }  // namespace ms_bcewl::kernel

@@ -82,6 +82,11 @@ int CurrentCpu() {
 #endif
 }
 
+// A loop's tasks 1 .. n-1 are claimed, one at a time under mutex_, by whichever thread gets to them first: the
+// workers as they wake, and the caller once its own task 0 is done. The caller then waits only for tasks that
+// have started. It never waits for a worker that has not been scheduled yet: when every core is busy (another
+// framework thread, a concurrent kernel), a woken worker may wait a whole scheduler tick (4 ms at 250 Hz) for a
+// CPU, and a loop of 0.1 ms would take 4 ms.
 class Pool {
  public:
   void Run(int tasks, TaskFunction function, void *context) {
@@ -97,18 +102,34 @@ class Pool {
       std::lock_guard<std::mutex> lock(mutex_);
       function_ = function;
       context_ = context;
-      worker_tasks_ = on_workers;
-      pending_ = on_workers;
+      next_task_ = 1;
+      last_task_ = on_workers;
       caller_cpu_ = CurrentCpu();
       ++generation_;
     }
-    wake_.notify_all();
+    for (int task = 1; task <= on_workers; ++task) {  // any worker may take any task: wake no more than needed
+      wake_.notify_one();
+    }
     function(context, 0);
     for (int task = on_workers + 1; task < tasks; ++task) {  // tasks for workers that could not be started
       function(context, task);
     }
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [this] { return pending_ == 0; });
+    while (next_task_ <= last_task_) {  // tasks no worker has started yet
+      const int task = next_task_++;
+      lock.unlock();
+      function(context, task);
+      lock.lock();
+    }
+    done_.wait(lock, [this] { return started_ == 0; });
+  }
+
+  void HoldWorkers(bool held) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      workers_held_ = held;
+    }
+    wake_.notify_all();
   }
 
  private:
@@ -116,9 +137,8 @@ class Pool {
   int Grow(int wanted) {
     std::lock_guard<std::mutex> lock(mutex_);
     while (workers_ < wanted) {
-      const int task = workers_ + 1;
       try {
-        std::thread([this, task, seen = generation_] { Work(task, seen); }).detach();
+        std::thread([this, seen = generation_] { Work(seen); }).detach();
       } catch (const std::system_error &) {
         break;  // no more threads: the caller runs the rest of the tasks itself
       }
@@ -127,23 +147,26 @@ class Pool {
     return workers_;
   }
 
-  void Work(int task, unsigned long long seen) {
+  void Work(unsigned long long seen) {
     CallerCpuAvoider avoider;
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return generation_ != seen; });
+      wake_.wait(lock, [&] { return generation_ != seen && !workers_held_; });
       seen = generation_;
-      if (task <= worker_tasks_) {
-        const TaskFunction function = function_;
-        void *context = context_;
-        const int caller_cpu = caller_cpu_;
-        lock.unlock();
-        avoider.Avoid(caller_cpu);
-        function(context, task);
-        lock.lock();
-        if (--pending_ == 0) {
-          done_.notify_one();
-        }
+      if (next_task_ > last_task_) {
+        continue;  // woken late: the caller took this loop's tasks
+      }
+      const int task = next_task_++;
+      const TaskFunction function = function_;
+      void *context = context_;
+      const int caller_cpu = caller_cpu_;
+      ++started_;
+      lock.unlock();
+      avoider.Avoid(caller_cpu);
+      function(context, task);
+      lock.lock();
+      if (--started_ == 0) {
+        done_.notify_one();
       }
     }
   }
@@ -156,9 +179,11 @@ class Pool {
   unsigned long long generation_ = 0;
   TaskFunction function_ = nullptr;
   void *context_ = nullptr;
-  int worker_tasks_ = 0;
-  int pending_ = 0;
+  int next_task_ = 1;   // the next task to claim of the current loop
+  int last_task_ = 0;   // its last task for a worker
+  int started_ = 0;     // tasks claimed by workers and not finished
   int caller_cpu_ = -1;
+  bool workers_held_ = false;  // a test hook: held workers do not wake
 };
 
 // The pool lives as long as the process (its detached workers use it until exit). After fork() the child has none
@@ -196,5 +221,7 @@ void SetKernelThreads(int threads) {
 }
 
 void RunTasks(int tasks, TaskFunction function, void *context) { ThePool().Run(tasks, function, context); }
+
+void HoldWorkersForTesting(bool held) { ThePool().HoldWorkers(held); }
 
 }  // namespace ms_bcewl::kernel

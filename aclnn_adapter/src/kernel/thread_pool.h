@@ -1,7 +1,8 @@
 // The host kernels' threads: a small persistent pool for fork-join loops over a fixed number of tasks.
 //
 // The pool starts its workers on first use and keeps them; a loop of n tasks runs task 0 on the calling thread and
-// tasks 1 .. n-1 on workers 1 .. n-1, and returns when all are done. One loop runs at a time: a loop started while
+// tasks 1 .. n-1 on the workers, or on the calling thread where no worker has started them by the time it has
+// finished task 0, and returns when all are done. One loop runs at a time: a loop started while
 // another is running (another thread's call, or a nested one) runs its tasks one after the other on the calling
 // thread, which gives the same results (the kernels' results never depend on how tasks are spread over threads).
 // A child process after fork() gets a fresh pool. On Linux a worker that runs a task keeps off the CPU the loop's
@@ -22,6 +23,10 @@ void SetKernelThreads(int threads);  // 0 or less: back to the default
 
 using TaskFunction = void (*)(void *context, int task);
 void RunTasks(int tasks, TaskFunction function, void *context);
+
+// Held workers do not wake for new loops (their callers run every task), until released: lets a test check that
+// a loop never waits for a worker that has not started.
+void HoldWorkersForTesting(bool held);
 
 // Calls body(task) for task = 0 .. tasks - 1, spread over the pool's threads.
 template <class Body>
