@@ -30,6 +30,7 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 SETTLE_SECONDS = 0.02
 MODES = ("pynative", "pynative-blocking", "graph", "graph-blocking")
 DEFAULT_MODES = ("pynative", "pynative-blocking", "graph")
+SAMPLINGS = ("interleaved", "steady")
 PRESETS = {
     "full": {"sizes": DEFAULT_SIZES, "cases": tuple(CASES), "dtypes": DTYPES, "repeat": 10, "sample_seconds": 0.02},
     "quick": {"sizes": (2 ** 10, 2 ** 14, 2 ** 18), "cases": ("no_weights",), "dtypes": ("float32",), "repeat": 5,
@@ -75,6 +76,10 @@ def parse_args(argv):
                         help="MindSpore execution modes, '-blocking' = mindspore.runtime.launch_blocking() "
                              f"(default {','.join(DEFAULT_MODES)})")
     parser.add_argument("--repeat", type=int, help="timed samples per measurement (default 10, quick 5)")
+    parser.add_argument("--sampling", choices=SAMPLINGS, default="interleaved",
+                        help="interleaved (default): one sample per provider in turn, every process idle while the "
+                             "others sample, as between the steps of a pipeline; steady: each provider's samples back "
+                             "to back after one untimed sample, as in a training loop's steady state")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default benchmarks/results)")
     args = parser.parse_args(argv)
     preset = PRESETS["quick" if args.quick else "full"]
@@ -148,7 +153,7 @@ def why_not_ready(worker, answer, name):
     return answer["failed"].get(name, "not built by its worker")
 
 
-def run_workload(workers, workload, repeat):
+def run_workload(workers, workload, repeat, sampling, number):
     kind = "floor" if workload.is_floor else "bce"
     results = {(worker.name, name): Result(name, worker.mode, worker.runtime, workload)
                for worker in workers for name in worker.providers[kind]}
@@ -163,25 +168,53 @@ def run_workload(workers, workload, repeat):
                 slots.append((worker, name))
             else:
                 results[(worker.name, name)].note = why_not_ready(worker, answer, name)
-    sample_rounds(slots, results, repeat)
+    if sampling == "steady":
+        sample_blocks(rotated(slots, number), results, repeat)
+    else:
+        sample_rounds(slots, results, repeat)
     return list(results.values())
+
+
+def rotated(items, shift):
+    shift %= max(len(items), 1)
+    return items[shift:] + items[:shift]
+
+
+def take_sample(worker, name, results):
+    """One sample of `name` into its result; False (and every result of the worker marked) if the worker died."""
+    try:
+        seconds = worker.request({"op": "sample", "provider": name})["seconds"]
+    except WorkerDied as death:
+        for (owner, _), other in results.items():
+            if owner == worker.name and not other.note:
+                other.note = str(death)
+        return False
+    results[(worker.name, name)].seconds.append(seconds)
+    return True
 
 
 def sample_rounds(slots, results, repeat):
     """One sample per (worker, provider) slot per round; each round starts one slot later than the last."""
     for round_index in range(repeat):
-        shift = round_index % max(len(slots), 1)
-        for worker, name in slots[shift:] + slots[:shift]:
-            result = results[(worker.name, name)]
-            if result.note:
-                continue
-            time.sleep(SETTLE_SECONDS)
-            try:
-                result.seconds.append(worker.request({"op": "sample", "provider": name})["seconds"])
-            except WorkerDied as death:
-                for (owner, _), other in results.items():
-                    if owner == worker.name and not other.note:
-                        other.note = str(death)
+        for worker, name in rotated(slots, round_index):
+            if not results[(worker.name, name)].note:
+                time.sleep(SETTLE_SECONDS)
+                take_sample(worker, name, results)
+
+
+def sample_blocks(slots, results, repeat):
+    """Each slot's samples back to back, after one untimed sample that wakes its process from the others' turns."""
+    for worker, name in slots:
+        result = results[(worker.name, name)]
+        if result.note:
+            continue
+        time.sleep(SETTLE_SECONDS)
+        if not take_sample(worker, name, results):
+            continue
+        result.seconds.clear()
+        for _ in range(repeat):
+            if not take_sample(worker, name, results):
+                break
 
 
 def main(argv=None):
@@ -190,16 +223,17 @@ def main(argv=None):
     workloads = [floor_workload()] + plan(args.cases, args.sizes, args.dtypes)
     args.out.mkdir(parents=True, exist_ok=True)
     started, load_at_start = time.monotonic(), os.getloadavg()[0]
-    print(f"{len(workloads)} workloads, modes {', '.join(args.modes)}, {args.repeat} samples each", flush=True)
+    print(f"{len(workloads)} workloads, modes {', '.join(args.modes)}, {args.repeat} samples each, "
+          f"{args.sampling} sampling", flush=True)
     results = []
     with tempfile.TemporaryDirectory(prefix="bench_bcewl_") as scratch:
         workers = make_workers(args, scratch)
         try:
             for number, workload in enumerate(workloads, 1):
-                for result in run_workload(workers, workload, args.repeat):
+                for result in run_workload(workers, workload, args.repeat, args.sampling, number):
                     print(f"[{number}/{len(workloads)}] {progress_line(result)}", flush=True)
                     results.append(result)
-            machine = machine_info(workers, load_at_start)
+            machine = {**machine_info(workers, load_at_start), "sampling": args.sampling}
         finally:
             for worker in workers:
                 worker.close()

@@ -7,8 +7,8 @@ from results_model import ROOFS, median_in
 from targets import TARGETS_GUIDE, target_rows
 
 STEM = "bce_with_logits"
-MACHINE_FIELDS = ("cpu_model", "cores", "load_average", "python", "numpy", "mindspore", "ms_bcewl", "torch", "gxx",
-                  "formula_roof", "kernel_alone")
+MACHINE_FIELDS = ("cpu_model", "cores", "load_average", "sampling", "python", "numpy", "mindspore", "ms_bcewl",
+                  "torch", "gxx", "formula_roof", "kernel_alone")
 CSV_FIELDS = ("provider", "mode", "runtime", "case", "size", "dtype", "reduction", "pass", "status", "median_s",
               "p20_s", "p80_s", "melem_per_s", "samples", "calls_per_sample", "note") + MACHINE_FIELDS
 
