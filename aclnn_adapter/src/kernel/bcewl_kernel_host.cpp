@@ -6,7 +6,9 @@
 //
 // Operands. Each input is classified once per call: absent (reads as 1) or constant (all strides 0 over the
 // non-trivial dims: a scalar weight) come from a buffer filled once per task; linear (offset == linear index:
-// contiguous, or a full-shape operand) is read in place (float32) or widened chunk by chunk (float16 / bfloat16);
+// contiguous, or a full-shape operand) is read in place (float32) or widened chunk by chunk (float16 / bfloat16;
+// where x, y and every output are linear and share one 16-bit dtype, the ISA kernels convert them in registers
+// instead, with no staging: Plan::xy_dtype);
 // anything else (a per-row vector, a per-class constant, a transposed view, ...) is strided: gathered run by run
 // along the innermost of the dims merged over the strided views (a memcpy, a fill or a strided copy per run).
 // The output is written in place when linear, else staged and scattered the same way.
@@ -157,6 +159,9 @@ struct View {
 struct Plan {
   const IsaKernels *kernels = nullptr;
   View views[kViews];
+  // float16 / bfloat16 where x, y and every output are linear views of that dtype: the ISA kernels read and write
+  // them in place (RowInputs::xy_dtype); float32 otherwise.
+  DType xy_dtype = DType::kFloat32;
   // The problem dims without those of size 1, adjacent ones merged where every strided view allows it; the last
   // merged dim is the run along which strided views are copied.
   int outer_rank = 0;
@@ -192,8 +197,23 @@ View Classify(const Problem &problem, const void *data, DType dtype, const int64
   return view;
 }
 
-// outs: the `out_count` destinations of elementwise work (none for a reduction).
-Plan MakePlan(const Problem &problem, const Destination *outs, int out_count) {
+// The dtype that x, y and the outputs share, where the ISA kernels may convert them in registers: all linear and
+// of one 16-bit dtype. float32 otherwise (float32 views are read and written in place anyway).
+DType InRegistersDType(const Plan &plan, int out_count) {
+  const DType dtype = plan.views[0].dtype;
+  const auto shares = [&](int view) {
+    return plan.views[view].source == Source::kLinear && plan.views[view].dtype == dtype;
+  };
+  bool all_share = dtype != DType::kFloat32 && shares(0) && shares(1);
+  for (int output = 0; output < out_count; ++output) {
+    all_share = all_share && shares(kFirstOutput + output);
+  }
+  return all_share ? dtype : DType::kFloat32;
+}
+
+// outs: the `out_count` destinations of elementwise work (none for a reduction). in_registers: whether the ISA
+// kernels may read x and y (and write the outputs) in their 16-bit dtype.
+Plan MakePlan(const Problem &problem, const Destination *outs, int out_count, bool in_registers) {
   Plan plan;
   plan.kernels = &ActiveKernels();
   const Operand *inputs[kInputs] = {&problem.self, &problem.target, &problem.weight, &problem.pos_weight,
@@ -237,6 +257,7 @@ Plan MakePlan(const Problem &problem, const Destination *outs, int out_count) {
     plan.shape[merged++] = 1;
   }
   plan.outer_rank = merged - 1;
+  plan.xy_dtype = in_registers ? InRegistersDType(plan, out_count) : DType::kFloat32;
   return plan;
 }
 
@@ -300,15 +321,28 @@ class Stager {
   }
 
   RowInputs Inputs(int64_t first, int64_t count) {
+    if (plan_.xy_dtype != DType::kFloat32) {
+      return RowInputs{nullptr,
+                       nullptr,
+                       Input(2, first, count),
+                       Input(3, first, count),
+                       Input(4, first, count),
+                       plan_.xy_dtype,
+                       static_cast<const uint16_t *>(plan_.views[0].data) + first,
+                       static_cast<const uint16_t *>(plan_.views[1].data) + first};
+    }
     return RowInputs{Input(0, first, count), Input(1, first, count), Input(2, first, count),
                      Input(3, first, count), Input(4, first, count)};
   }
 
   // Where the values of elements [first, first + count) of output `output` go: the output itself when it is
-  // linear float32.
-  float *OutputValues(int output, int64_t first) {
+  // linear float32 or the plan converts it in registers, else float32 staging.
+  void *OutputValues(int output, int64_t first) {
     const int view = kFirstOutput + output;
     const View &out = plan_.views[view];
+    if (plan_.xy_dtype != DType::kFloat32) {
+      return static_cast<uint16_t *>(const_cast<void *>(out.data)) + first;
+    }
     if (out.source == Source::kLinear && out.dtype == DType::kFloat32) {
       return static_cast<float *>(const_cast<void *>(out.data)) + first;
     }
@@ -319,7 +353,7 @@ class Stager {
   void StoreOutput(int output, int64_t first, int64_t count) {
     const int view = kFirstOutput + output;
     const View &out = plan_.views[view];
-    if (out.dtype == DType::kFloat32) {
+    if (out.dtype == DType::kFloat32 || plan_.xy_dtype != DType::kFloat32) {
       if (out.source == Source::kStrided) {
         Scatter(plan_, view, first, count, buffers_[view]);
       }
@@ -466,7 +500,7 @@ void SumRowBlock(const Plan &plan, Stager &stager, const Reduction &reduction, Q
   const int64_t rows = std::min(kReductionBlockElements, reduction.per_output - first_row);
   std::fill(lanes.begin(), lanes.end(), 0.0);
   ForEachChunk(first_row * columns, (first_row + rows) * columns, [&](int64_t first, int64_t count) {
-    float *values = stager.OutputValues(0, first);
+    float *values = static_cast<float *>(stager.OutputValues(0, first));  // float32: the plan keeps staging
     plan.kernels->values(quantity, count, stager.Inputs(first, count), g_scale, values);
     int64_t row = first / columns - first_row;
     int64_t column = first % columns;
@@ -488,7 +522,7 @@ void SumRowBlock(const Plan &plan, Stager &stager, const Reduction &reduction, Q
 // ComputeReduction for SumsRowByRow: `values` of a gradient take g * g_scale, as sums do.
 void ComputeRowByRowReduction(const Reduction &reduction, Quantity quantity, float g_scale, double total_scale,
                               double *workspace) {
-  const Plan plan = MakePlan(reduction.natural, nullptr, 0);
+  const Plan plan = MakePlan(reduction.natural, nullptr, 0, false);
   std::vector<double> own_partials;
   // With one block per output the caller's workspace has 0 bytes (ReductionWorkspaceBytes): partials stay here.
   if (reduction.blocks_per_output <= 1 || workspace == nullptr) {
@@ -513,14 +547,14 @@ void ComputeOutputs(const Problem &problem, const Destination *outs, int out_cou
   if (problem.numel == 0) {
     return;
   }
-  const Plan plan = MakePlan(problem, outs, out_count);
+  const Plan plan = MakePlan(problem, outs, out_count, true);
   const int64_t chunks = (problem.numel + kChunk - 1) / kChunk;
   const int tasks = TaskCount(problem.numel, chunks);
   ForEachPiece(plan, tasks, problem.numel, chunks, kElementsPerPiece / kChunk,
                [&](Stager &stager, int64_t first_chunk, int64_t last_chunk) {
                  ForEachChunk(first_chunk * kChunk, std::min(problem.numel, last_chunk * kChunk),
                               [&](int64_t first, int64_t count) {
-                                float *values[kMaxOutputs] = {};
+                                void *values[kMaxOutputs] = {};
                                 for (int output = 0; output < out_count; ++output) {
                                   values[output] = stager.OutputValues(output, first);
                                 }
@@ -536,7 +570,7 @@ void ComputeOutputs(const Problem &problem, const Destination *outs, int out_cou
 
 void ComputeElementwise(const Problem &problem, Quantity quantity, float scale, const Destination &out) {
   ComputeOutputs(problem, &out, 1, [&](const IsaKernels &kernels, int64_t count, const RowInputs &in,
-                                        float *const *values) {
+                                        void *const *values) {
     kernels.values(quantity, count, in, scale, values[0]);
   });
 }
@@ -545,7 +579,7 @@ void ComputeGradSelfAndTarget(const Problem &problem, float scale, const Destina
                               const Destination &grad_target) {
   const Destination outs[] = {grad_self, grad_target};
   ComputeOutputs(problem, outs, 2, [&](const IsaKernels &kernels, int64_t count, const RowInputs &in,
-                                       float *const *values) {
+                                       void *const *values) {
     kernels.grad_self_and_target(count, in, scale, values[0], values[1]);
   });
 }
@@ -561,7 +595,7 @@ void ComputeReduction(const Reduction &reduction, Quantity quantity, double scal
     ComputeRowByRowReduction(reduction, quantity, g_scale, total_scale, workspace);
     return;
   }
-  const Plan plan = MakePlan(reduction.problem, nullptr, 0);
+  const Plan plan = MakePlan(reduction.problem, nullptr, 0, true);
   const int64_t blocks_per_output = reduction.blocks_per_output;
   const int64_t blocks = reduction.outputs * blocks_per_output;
   std::vector<double> own_workspace;

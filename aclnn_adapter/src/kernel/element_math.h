@@ -54,9 +54,59 @@ MS_BCEWL_KERNEL_INLINE void StoreFloats(float *destination, int64_t count, typen
   std::memcpy(destination, padded, static_cast<size_t>(count) * sizeof(float));
 }
 
-template <class V>
+template <class V, bool kHalf>
+MS_BCEWL_KERNEL_INLINE typename V::F LoadSixteenBits(const uint16_t *source) {
+  return kHalf ? V::LoadHalf(source) : V::LoadBFloat16(source);
+}
+
+template <class V, bool kHalf>
+MS_BCEWL_KERNEL_INLINE void StoreSixteenBits(uint16_t *destination, typename V::F value) {
+  if constexpr (kHalf) {
+    V::StoreHalf(destination, value);
+  } else {
+    V::StoreBFloat16(destination, value);
+  }
+}
+
+// count (<= kWidth) values of a float32 (kDType kFloat32) or 16-bit array, widened in registers.
+template <class V, DType kDType>
+MS_BCEWL_KERNEL_INLINE typename V::F LoadValues(const void *source, int64_t index, int64_t count) {
+  if constexpr (kDType == DType::kFloat32) {
+    return LoadFloats<V>(static_cast<const float *>(source) + index, count);
+  } else {
+    const uint16_t *first = static_cast<const uint16_t *>(source) + index;
+    if (count == V::kWidth) {
+      return LoadSixteenBits<V, kDType == DType::kFloat16>(first);
+    }
+    uint16_t padded[V::kWidth] = {};
+    std::memcpy(padded, first, static_cast<size_t>(count) * sizeof(uint16_t));
+    return LoadSixteenBits<V, kDType == DType::kFloat16>(padded);
+  }
+}
+
+// Stores count (<= kWidth) values into a float32 or 16-bit array, narrowed in registers as float_formats.h does.
+template <class V, DType kDType>
+MS_BCEWL_KERNEL_INLINE void StoreValues(void *destination, int64_t index, int64_t count, typename V::F value) {
+  if constexpr (kDType == DType::kFloat32) {
+    StoreFloats<V>(static_cast<float *>(destination) + index, count, value);
+  } else {
+    uint16_t *first = static_cast<uint16_t *>(destination) + index;
+    if (count == V::kWidth) {
+      StoreSixteenBits<V, kDType == DType::kFloat16>(first, value);
+      return;
+    }
+    uint16_t narrowed[V::kWidth];
+    StoreSixteenBits<V, kDType == DType::kFloat16>(narrowed, value);
+    std::memcpy(first, narrowed, static_cast<size_t>(count) * sizeof(uint16_t));
+  }
+}
+
+// x and y as kXy (RowInputs), the others float32.
+template <class V, DType kXy>
 MS_BCEWL_KERNEL_INLINE Lanes<V> LoadLanes(const RowInputs &in, int64_t index, int64_t count) {
-  return Lanes<V>{LoadFloats<V>(in.x + index, count), LoadFloats<V>(in.y + index, count),
+  const void *x = kXy == DType::kFloat32 ? static_cast<const void *>(in.x) : in.x16;
+  const void *y = kXy == DType::kFloat32 ? static_cast<const void *>(in.y) : in.y16;
+  return Lanes<V>{LoadValues<V, kXy>(x, index, count), LoadValues<V, kXy>(y, index, count),
                   LoadFloats<V>(in.w + index, count), LoadFloats<V>(in.p + index, count),
                   LoadFloats<V>(in.g + index, count)};
 }
@@ -133,21 +183,22 @@ MS_BCEWL_KERNEL_INLINE typename V::F ElementValue(const Lanes<V> &in) {
 
 // The inputs of elements [index, index + count) with g * g_scale in place of g. Every gradient is linear in g, so
 // a mean's 1/numel enters through g, before the products that a result which fits might otherwise overflow.
-template <class V>
+template <class V, DType kXy>
 MS_BCEWL_KERNEL_INLINE Lanes<V> LoadScaledLanes(const RowInputs &in, int64_t index, int64_t count, float g_scale) {
-  Lanes<V> lanes = LoadLanes<V>(in, index, count);
+  Lanes<V> lanes = LoadLanes<V, kXy>(in, index, count);
   lanes.g = V::Mul(lanes.g, V::Set(g_scale));
   return lanes;
 }
 
-template <class V, Quantity kQuantity>
-void ValuesLoop(int64_t count, const RowInputs &in, float scale, float *out) {
+template <class V, Quantity kQuantity, DType kXy>
+void ValuesLoop(int64_t count, const RowInputs &in, float scale, void *out) {
   for (int64_t i = 0; i < count; i += V::kWidth) {
     const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
     if constexpr (kQuantity == Quantity::kLoss) {  // the loss has no g: scaled after
-      StoreFloats<V>(out + i, lanes, V::Mul(ElementValue<V, kQuantity>(LoadLanes<V>(in, i, lanes)), V::Set(scale)));
+      const typename V::F loss = ElementValue<V, kQuantity>(LoadLanes<V, kXy>(in, i, lanes));
+      StoreValues<V, kXy>(out, i, lanes, V::Mul(loss, V::Set(scale)));
     } else {
-      StoreFloats<V>(out + i, lanes, ElementValue<V, kQuantity>(LoadScaledLanes<V>(in, i, lanes, scale)));
+      StoreValues<V, kXy>(out, i, lanes, ElementValue<V, kQuantity>(LoadScaledLanes<V, kXy>(in, i, lanes, scale)));
     }
   }
 }
@@ -161,18 +212,18 @@ MS_BCEWL_KERNEL_INLINE void AddToOpenBlock(BlockSums *sums, float value) {
 }
 
 // The values of ValuesLoop for kGradSelf and kGradTarget, bit for bit, from one exp per element.
-template <class V>
-void GradSelfAndTarget(int64_t count, const RowInputs &in, float scale, float *grad_self, float *grad_target) {
+template <class V, DType kXy>
+void GradSelfAndTargetLoop(int64_t count, const RowInputs &in, float scale, void *grad_self, void *grad_target) {
   for (int64_t i = 0; i < count; i += V::kWidth) {
     const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
-    const Lanes<V> values = LoadScaledLanes<V>(in, i, lanes, scale);
+    const Lanes<V> values = LoadScaledLanes<V, kXy>(in, i, lanes, scale);
     const typename V::F e = ExpOfMinusAbs<V>(values);
-    StoreFloats<V>(grad_self + i, lanes, ElementValueFrom<V, Quantity::kGradSelf>(values, e));
-    StoreFloats<V>(grad_target + i, lanes, ElementValueFrom<V, Quantity::kGradTarget>(values, e));
+    StoreValues<V, kXy>(grad_self, i, lanes, ElementValueFrom<V, Quantity::kGradSelf>(values, e));
+    StoreValues<V, kXy>(grad_target, i, lanes, ElementValueFrom<V, Quantity::kGradTarget>(values, e));
   }
 }
 
-template <class V, Quantity kQuantity>
+template <class V, Quantity kQuantity, DType kXy>
 void SumsLoop(int64_t count, const RowInputs &in, float g_scale, BlockSums *sums) {
   static_assert(kSumLanes % V::kWidth == 0, "a vector must map to consecutive lanes");
   alignas(64) float values[V::kWidth];
@@ -181,7 +232,7 @@ void SumsLoop(int64_t count, const RowInputs &in, float g_scale, BlockSums *sums
     // [filled % kSumLanes, + kWidth); a misaligned start (a new call, a new block) is realigned by a shorter vector.
     const int64_t aligned = V::kWidth - sums->filled % V::kWidth;
     const int64_t lanes = count - i < aligned ? count - i : aligned;
-    const typename V::F value = ElementValue<V, kQuantity>(LoadScaledLanes<V>(in, i, lanes, g_scale));
+    const typename V::F value = ElementValue<V, kQuantity>(LoadScaledLanes<V, kXy>(in, i, lanes, g_scale));
     if (lanes == V::kWidth && sums->length - sums->filled > V::kWidth) {  // inside the open block
       V::AddToLanes(sums->lanes + sums->filled % kSumLanes, value);
       sums->filled += V::kWidth;
@@ -222,28 +273,36 @@ void WithQuantity(Quantity quantity, Body &&body) {
   }
 }
 
+template <typename Body>
+void WithDType(DType dtype, Body &&body) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return body(std::integral_constant<DType, DType::kFloat32>{});
+    case DType::kFloat16:
+      return body(std::integral_constant<DType, DType::kFloat16>{});
+    case DType::kBFloat16:
+      return body(std::integral_constant<DType, DType::kBFloat16>{});
+  }
+}
+
 template <class V>
-void Values(Quantity quantity, int64_t count, const RowInputs &in, float scale, float *out) {
-  WithQuantity(quantity, [&](auto q) { ValuesLoop<V, decltype(q)::value>(count, in, scale, out); });
+void Values(Quantity quantity, int64_t count, const RowInputs &in, float scale, void *out) {
+  WithQuantity(quantity, [&](auto q) {
+    WithDType(in.xy_dtype, [&](auto xy) { ValuesLoop<V, decltype(q)::value, decltype(xy)::value>(count, in, scale, out); });
+  });
+}
+
+template <class V>
+void GradSelfAndTarget(int64_t count, const RowInputs &in, float scale, void *grad_self, void *grad_target) {
+  WithDType(in.xy_dtype,
+            [&](auto xy) { GradSelfAndTargetLoop<V, decltype(xy)::value>(count, in, scale, grad_self, grad_target); });
 }
 
 template <class V>
 void Sums(Quantity quantity, int64_t count, const RowInputs &in, float g_scale, BlockSums *sums) {
-  WithQuantity(quantity, [&](auto q) { SumsLoop<V, decltype(q)::value>(count, in, g_scale, sums); });
-}
-
-template <class V, bool kHalf>
-MS_BCEWL_KERNEL_INLINE typename V::F LoadSixteenBits(const uint16_t *source) {
-  return kHalf ? V::LoadHalf(source) : V::LoadBFloat16(source);
-}
-
-template <class V, bool kHalf>
-MS_BCEWL_KERNEL_INLINE void StoreSixteenBits(uint16_t *destination, typename V::F value) {
-  if constexpr (kHalf) {
-    V::StoreHalf(destination, value);
-  } else {
-    V::StoreBFloat16(destination, value);
-  }
+  WithQuantity(quantity, [&](auto q) {
+    WithDType(in.xy_dtype, [&](auto xy) { SumsLoop<V, decltype(q)::value, decltype(xy)::value>(count, in, g_scale, sums); });
+  });
 }
 
 template <class V, bool kHalf>

@@ -29,13 +29,19 @@ enum class Isa : uint8_t { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
 constexpr double kVectorExpMaxUlps = 1.0;
 constexpr double kVectorLog1pMaxUlps = 1.0;
 
-// count contiguous float32 values of each input (absent inputs come as a buffer of ones).
+// count contiguous float32 values of each input (absent inputs come as a buffer of ones); except that with a
+// 16-bit xy_dtype, x and y are the tensors' own float16 / bfloat16 values (x16, y16, not x and y), converted in
+// registers, and the outputs of values() and grad_self_and_target() take that dtype too (narrowed in registers).
+// The host driver picks it where x, y and every output are contiguous and share that dtype: no staging copies.
 struct RowInputs {
   const float *x;
   const float *y;
   const float *w;
   const float *p;
   const float *g;
+  DType xy_dtype = DType::kFloat32;
+  const uint16_t *x16 = nullptr;
+  const uint16_t *y16 = nullptr;
 };
 
 // Lanes of a block sum: the contribution at position q of its block goes to lane q % kSumLanes (bcewl_kernel.h).
@@ -68,11 +74,10 @@ struct IsaKernels {
   // dst[i] = src[i] rounded to float16 or bfloat16 exactly as float_formats.h does.
   void (*narrow)(DType dtype, const float *src, int64_t count, uint16_t *dst);
   // out[i] = value(i) * scale: for the gradients, value(i) with g * scale in place of g (all are linear in g); the
-  // loss (no g) times scale.
-  void (*values)(Quantity quantity, int64_t count, const RowInputs &in, float scale, float *out);
+  // loss (no g) times scale. out holds in.xy_dtype values (float32 by default).
+  void (*values)(Quantity quantity, int64_t count, const RowInputs &in, float scale, void *out);
   // values() of kGradSelf into grad_self and of kGradTarget into grad_target, in one pass.
-  void (*grad_self_and_target)(int64_t count, const RowInputs &in, float scale, float *grad_self,
-                               float *grad_target);
+  void (*grad_self_and_target)(int64_t count, const RowInputs &in, float scale, void *grad_self, void *grad_target);
   // Adds value(i), i = 0 .. count - 1, with g * g_scale in place of g, to their lanes of *sums in order, closing
   // blocks as they fill.
   void (*sums)(Quantity quantity, int64_t count, const RowInputs &in, float g_scale, BlockSums *sums);
