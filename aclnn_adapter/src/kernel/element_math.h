@@ -257,32 +257,22 @@ void AddToSums(const float *values, int64_t count, double *sums) {
   }
 }
 
+// Calls body(std::integral_constant<Enum, v>{}) for the one v of kValues equal to value: a run-time value picks a
+// compile-time instantiation.
+template <typename Enum, Enum... kValues, typename Body>
+void Dispatch(Enum value, Body &&body) {
+  ((value == kValues ? (body(std::integral_constant<Enum, kValues>{}), true) : false) || ...);
+}
+
 template <typename Body>
 void WithQuantity(Quantity quantity, Body &&body) {
-  switch (quantity) {
-    case Quantity::kLoss:
-      return body(std::integral_constant<Quantity, Quantity::kLoss>{});
-    case Quantity::kGradSelf:
-      return body(std::integral_constant<Quantity, Quantity::kGradSelf>{});
-    case Quantity::kGradTarget:
-      return body(std::integral_constant<Quantity, Quantity::kGradTarget>{});
-    case Quantity::kGradWeight:
-      return body(std::integral_constant<Quantity, Quantity::kGradWeight>{});
-    case Quantity::kGradPosWeight:
-      return body(std::integral_constant<Quantity, Quantity::kGradPosWeight>{});
-  }
+  Dispatch<Quantity, Quantity::kLoss, Quantity::kGradSelf, Quantity::kGradTarget, Quantity::kGradWeight,
+           Quantity::kGradPosWeight>(quantity, body);
 }
 
 template <typename Body>
 void WithDType(DType dtype, Body &&body) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return body(std::integral_constant<DType, DType::kFloat32>{});
-    case DType::kFloat16:
-      return body(std::integral_constant<DType, DType::kFloat16>{});
-    case DType::kBFloat16:
-      return body(std::integral_constant<DType, DType::kBFloat16>{});
-  }
+  Dispatch<DType, DType::kFloat32, DType::kFloat16, DType::kBFloat16>(dtype, body);
 }
 
 template <class V>
