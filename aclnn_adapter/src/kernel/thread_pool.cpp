@@ -153,16 +153,18 @@ class Pool {
     for (;;) {
       wake_.wait(lock, [&] { return generation_ != seen && !workers_held_; });
       seen = generation_;
+      const int caller_cpu = caller_cpu_;
+      lock.unlock();
+      avoider.Avoid(caller_cpu);  // also when the caller has taken the tasks: the next loop finds it moved
+      lock.lock();
       if (next_task_ > last_task_) {
         continue;  // woken late: the caller took this loop's tasks
       }
       const int task = next_task_++;
       const TaskFunction function = function_;
       void *context = context_;
-      const int caller_cpu = caller_cpu_;
       ++started_;
       lock.unlock();
-      avoider.Avoid(caller_cpu);
       function(context, task);
       lock.lock();
       if (--started_ == 0) {
