@@ -38,13 +38,18 @@ def run_fuzzer(fuzzer, *arguments, timeout=600):
     """Runs the fuzzer, checks its exit status, summary and sanitizer output; returns the summary's fields."""
     result = run([fuzzer, *arguments], timeout=timeout, env=dict(os.environ, **SANITIZER_ENV))
     output = result.stdout + result.stderr
-    assert_no_sanitizer_report(output)
+    # every failure names the command: a time-boxed campaign's random seed is what reproduces it
+    command = f"$ {fuzzer.name} {' '.join(arguments)}"
+    try:
+        assert_no_sanitizer_report(output)
+    except AssertionError as failure:
+        raise AssertionError(f"{command}\n{failure}") from None
     lines = result.stdout.strip().splitlines()
     summary = SUMMARY.fullmatch(lines[-1]) if lines else None
-    assert summary, f"no summary line; exit status {result.returncode}:\n{output[-6000:]}"
+    assert summary, f"{command}: no summary line; exit status {result.returncode}:\n{output[-6000:]}"
     fields = dict(field.split("=", 1) for field in summary.group(1).split())
-    assert fields["mismatches"] == "0" and fields["unexpected"] == "0", output[-6000:]
-    assert result.returncode == 0, output[-6000:]
+    assert fields["mismatches"] == "0" and fields["unexpected"] == "0", f"{command}\n{output[-6000:]}"
+    assert result.returncode == 0, f"{command}\n{output[-6000:]}"
     return fields
 
 
