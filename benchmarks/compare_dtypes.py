@@ -10,9 +10,9 @@ asserts speed.
 import argparse
 import gc
 import statistics
-import time
 from dataclasses import replace
 
+from bench_bce_with_logits import rotated
 from kernel_providers import KernelGroup
 from workloads import CASES, DTYPES, make_inputs, parse_size, plan
 from worker import seconds_per_call
@@ -31,10 +31,8 @@ def parse_args(argv=None):
 def measure(calls, rounds):
     """{dtype: median seconds per call}, sampling the dtypes of one workload in turn every round."""
     samples = {dtype: [] for dtype in calls}
-    order = list(calls)
     for round_index in range(rounds):
-        shift = round_index % len(order)
-        for dtype in order[shift:] + order[:shift]:
+        for dtype in rotated(list(calls), round_index):
             calls[dtype]()  # one untimed call after the other dtypes' turns
             samples[dtype].append(seconds_per_call(calls[dtype], CALLS_PER_SAMPLE))
     return {dtype: statistics.median(values) for dtype, values in samples.items()}
@@ -54,7 +52,6 @@ def main(argv=None):
         ratios = "  ".join(f"{dtype} {medians[dtype] * 1e3:.3f} ms ({medians['float32'] / medians[dtype]:.2f})"
                            for dtype in DTYPES)
         print(f"{label:<50} {ratios}", flush=True)
-        time.sleep(0.01)
 
 
 if __name__ == "__main__":

@@ -321,18 +321,15 @@ class Stager {
   }
 
   RowInputs Inputs(int64_t first, int64_t count) {
-    if (plan_.xy_dtype != DType::kFloat32) {
-      return RowInputs{nullptr,
-                       nullptr,
-                       Input(2, first, count),
-                       Input(3, first, count),
-                       Input(4, first, count),
-                       plan_.xy_dtype,
-                       static_cast<const uint16_t *>(plan_.views[0].data) + first,
-                       static_cast<const uint16_t *>(plan_.views[1].data) + first};
+    const bool in_registers = plan_.xy_dtype != DType::kFloat32;  // x and y are then read where they are
+    RowInputs in{in_registers ? nullptr : Input(0, first, count), in_registers ? nullptr : Input(1, first, count),
+                 Input(2, first, count), Input(3, first, count), Input(4, first, count)};
+    if (in_registers) {
+      in.xy_dtype = plan_.xy_dtype;
+      in.x16 = static_cast<const uint16_t *>(plan_.views[0].data) + first;
+      in.y16 = static_cast<const uint16_t *>(plan_.views[1].data) + first;
     }
-    return RowInputs{Input(0, first, count), Input(1, first, count), Input(2, first, count),
-                     Input(3, first, count), Input(4, first, count)};
+    return in;
   }
 
   // Where the values of elements [first, first + count) of output `output` go: the output itself when it is
@@ -351,9 +348,12 @@ class Stager {
 
   // Writes the values of OutputValues(output, first) to the output.
   void StoreOutput(int output, int64_t first, int64_t count) {
+    if (plan_.xy_dtype != DType::kFloat32) {
+      return;  // the ISA kernels wrote the output in place
+    }
     const int view = kFirstOutput + output;
     const View &out = plan_.views[view];
-    if (out.dtype == DType::kFloat32 || plan_.xy_dtype != DType::kFloat32) {
+    if (out.dtype == DType::kFloat32) {
       if (out.source == Source::kStrided) {
         Scatter(plan_, view, first, count, buffers_[view]);
       }

@@ -5,7 +5,7 @@
 // finished task 0, and returns when all are done. One loop runs at a time: a loop started while
 // another is running (another thread's call, or a nested one) runs its tasks one after the other on the calling
 // thread, which gives the same results (the kernels' results never depend on how tasks are spread over threads).
-// A child process after fork() gets a fresh pool. On Linux a worker that runs a task keeps off the CPU the loop's
+// A child process after fork() gets a fresh pool. On Linux a worker woken for a loop keeps off the CPU the loop's
 // caller is on (a worker woken on its waker's CPU after an idle spell would otherwise share it for the whole loop).
 #ifndef MS_BCEWL_KERNEL_THREAD_POOL_H_
 #define MS_BCEWL_KERNEL_THREAD_POOL_H_
