@@ -81,49 +81,48 @@ in_graph = _InGraph()
 
 
 def _gradient_primitives(variant, has_weight, has_pos_weight, reduction):
-    """Primitives (dx, dy, dx_dy, dw or None, dp or None); each takes (dout, input, target, [weight],
-    [pos_weight]); dx_dy returns (dx, dy) from one pass over the inputs.
+    """Primitives (dx, dy, dw or None, dp or None, all); each takes (dout, input, target, [weight], [pos_weight]);
+    ``all`` returns the gradient of every input it takes, from one pass over the inputs where it can.
 
-    dx and dy infer their shapes with the library's InferShape: graphs need it for dynamic shapes. dx_dy infers
-    them in Python, so a bprop calls it only where Python runs the bprop (not in_graph()); a graph calls dx and dy
-    apart, which lets it drop the one it does not need."""
+    dx, dy, dw and dp infer their shapes with the library's InferShape: graphs need it for dynamic shapes. ``all``
+    infers them in Python, so a bprop calls it only where Python runs the bprop (not in_graph()); a graph calls the
+    single gradients, which lets it drop those it does not need."""
     names = ["dout"] + _input_names(has_weight, has_pos_weight)
-    x, y = names.index("input"), names.index("target")
+    inputs = names[1:]
 
     def grad(operation, of):
         return _custom(f"ms_bcewl_{operation}_{variant}_{reduction}", names, [f"d_{of}"],
                        _dtype_of(names.index(of)), None)
 
-    dx_dy = _custom(f"ms_bcewl_input_target_grad_{variant}_{reduction}", names, ["d_input", "d_target"],
-                    _dtype_of(x, y), _shape_of(x, y))
-    return (grad("input_grad", "input"), grad("target_grad", "target"), dx_dy,
+    positions = [names.index(name) for name in inputs]
+    all_grads = _custom(f"ms_bcewl_all_grad_{variant}_{reduction}", names, [f"d_{name}" for name in inputs],
+                        _dtype_of(*positions), _shape_of(*positions))
+    return (grad("input_grad", "input"), grad("target_grad", "target"),
             grad("weight_grad", "weight") if has_weight else None,
-            grad("pos_weight_grad", "pos_weight") if has_pos_weight else None)
+            grad("pos_weight_grad", "pos_weight") if has_pos_weight else None, all_grads)
 
 
 def _bprop(grads):
     """A bprop with the forward's signature; it returns one gradient per forward input."""
-    dx, dy, dx_dy, dw, dp = grads
-
-    def input_and_target(dout, *inputs):
-        if in_graph():
-            return dx(dout, *inputs), dy(dout, *inputs)
-        return dx_dy(dout, *inputs)
-
+    dx, dy, dw, dp, all_grads = grads
     if dw is not None and dp is not None:
         def bprop_weight_pos_weight(x, y, w, p, out, dout):
-            gx, gy = input_and_target(dout, x, y, w, p)
-            return gx, gy, dw(dout, x, y, w, p), dp(dout, x, y, w, p)
+            if in_graph():
+                return dx(dout, x, y, w, p), dy(dout, x, y, w, p), dw(dout, x, y, w, p), dp(dout, x, y, w, p)
+            return all_grads(dout, x, y, w, p)
         return bprop_weight_pos_weight
     da = dw if dw is not None else dp
     if da is not None:
         def bprop_one_weight(x, y, a, out, dout):
-            gx, gy = input_and_target(dout, x, y, a)
-            return gx, gy, da(dout, x, y, a)
+            if in_graph():
+                return dx(dout, x, y, a), dy(dout, x, y, a), da(dout, x, y, a)
+            return all_grads(dout, x, y, a)
         return bprop_one_weight
 
     def bprop_plain(x, y, out, dout):
-        return input_and_target(dout, x, y)
+        if in_graph():
+            return dx(dout, x, y), dy(dout, x, y)
+        return all_grads(dout, x, y)
     return bprop_plain
 
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <random>
 
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
@@ -69,10 +70,11 @@ aclnnStatus ExecuteOp(Op op, void *workspace, uint64_t workspace_size, aclOpExec
   return kRun[static_cast<int>(op)](workspace, workspace_size, executor, stream);
 }
 
-aclnnStatus RunOp(Op op, const OpTensors &tensors, int64_t reduction) {
+aclnnStatus RunTwoPhases(const std::function<aclnnStatus(uint64_t *, aclOpExecutor **)> &plan,
+                         const std::function<aclnnStatus(void *, uint64_t, aclOpExecutor *)> &run) {
   uint64_t workspace_size = 0;
   aclOpExecutor *executor = nullptr;
-  aclnnStatus status = PlanOp(op, tensors, reduction, &workspace_size, &executor);
+  aclnnStatus status = plan(&workspace_size, &executor);
   if (status != ACLNN_SUCCESS) {
     return status;
   }
@@ -81,11 +83,21 @@ aclnnStatus RunOp(Op op, const OpTensors &tensors, int64_t reduction) {
     aclDestroyAclOpExecutor(executor);
     return status;
   }
-  status = ExecuteOp(op, workspace, workspace_size, executor);
+  status = run(workspace, workspace_size, executor);
   if (workspace != nullptr) {
     aclrtFree(workspace);
   }
   return status;
+}
+
+aclnnStatus RunOp(Op op, const OpTensors &tensors, int64_t reduction) {
+  return RunTwoPhases(
+      [&](uint64_t *workspace_size, aclOpExecutor **executor) {
+        return PlanOp(op, tensors, reduction, workspace_size, executor);
+      },
+      [&](void *workspace, uint64_t workspace_size, aclOpExecutor *executor) {
+        return ExecuteOp(op, workspace, workspace_size, executor);
+      });
 }
 
 std::string NumberText(double value) {

@@ -2,6 +2,7 @@
 #ifndef MS_BCEWL_TESTS_NATIVE_OP_RUNNER_H_
 #define MS_BCEWL_TESTS_NATIVE_OP_RUNNER_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,7 +33,11 @@ aclnnStatus PlanOp(Op op, const OpTensors &tensors, int64_t reduction, uint64_t 
                    aclOpExecutor **executor);
 aclnnStatus ExecuteOp(Op op, void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
                       aclrtStream stream = nullptr);
-// Phase 1, a workspace from aclrtMalloc when one is needed, phase 2; the first failing status, or success.
+// Phase 1 (plan), a workspace from aclrtMalloc when one is needed, phase 2 (run); the first failing status, or
+// success.
+aclnnStatus RunTwoPhases(const std::function<aclnnStatus(uint64_t *, aclOpExecutor **)> &plan,
+                         const std::function<aclnnStatus(void *, uint64_t, aclOpExecutor *)> &run);
+// RunTwoPhases of op.
 aclnnStatus RunOp(Op op, const OpTensors &tensors, int64_t reduction);
 
 enum class Layout {

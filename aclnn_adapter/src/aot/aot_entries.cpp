@@ -9,9 +9,10 @@
 // MindSpore build; a name costs nothing at run time, keeps InferShape free of attrs, and lets one Python
 // primitive per variant be built once and cached. Absent optional inputs are simply not passed.
 //
-// The gradients of input and target also come as one entry with two outputs
-// (ms_bcewl_input_target_grad_<variant>_<reduction>, aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward), for a
-// bprop that needs both. It has no InferShape: its primitive infers its shapes in Python (ms_bcewl/primitives.py).
+// The gradients of every input also come as one entry with one output per input
+// (ms_bcewl_all_grad_<variant>_<reduction>: dx, dy, then dw and dp where the variant has them;
+// aclnnBinaryCrossEntropyWithLogitsAllBackward), for a bprop that must return them all. It has no InferShape: its
+// primitive infers its shapes in Python (ms_bcewl/primitives.py).
 //
 // Failures are thrown as std::runtime_error: MindSpore reports a non-zero return code as a bare number, while an
 // exception's message reaches the Python caller as the RuntimeError text.
@@ -24,8 +25,8 @@
 #include <vector>
 
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
+#include "aclnnop/aclnn_binary_cross_entropy_with_logits_all_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h"
-#include "aclnnop/aclnn_binary_cross_entropy_with_logits_self_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_weight_backward.h"
 
@@ -35,7 +36,7 @@ namespace {
 
 constexpr int kMaxRank = 8;
 
-enum class Operation { kForward, kInputGrad, kTargetGrad, kWeightGrad, kPosWeightGrad, kInputTargetGrad };
+enum class Operation { kForward, kInputGrad, kTargetGrad, kWeightGrad, kPosWeightGrad, kAllGrad };
 
 enum Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
 
@@ -58,7 +59,9 @@ struct Layout {
   int pos_weight_index() const { return has_pos_weight ? first_input() + 2 + (has_weight ? 1 : 0) : -1; }
   int input_count() const { return first_input() + 2 + (has_weight ? 1 : 0) + (has_pos_weight ? 1 : 0); }
   int output_index() const { return input_count(); }
-  int output_count() const { return operation == Operation::kInputTargetGrad ? 2 : 1; }
+  int output_count() const {
+    return operation == Operation::kAllGrad ? 2 + (has_weight ? 1 : 0) + (has_pos_weight ? 1 : 0) : 1;
+  }
 };
 
 [[noreturn]] void Fail(const std::string &what) { throw std::runtime_error("ms_bcewl: " + what); }
@@ -121,7 +124,7 @@ struct GradientApi {
   PhaseTwo run;
 };
 
-// The phase-1 arguments of every operation; second_out is the target gradient of kInputTargetGrad.
+// The phase-1 arguments of every operation; the outputs after out are those of kAllGrad (null where absent).
 struct PhaseOneArgs {
   const aclTensor *grad_output;
   const aclTensor *input;
@@ -130,7 +133,9 @@ struct PhaseOneArgs {
   const aclTensor *pos_weight;
   int64_t reduction;
   aclTensor *out;
-  aclTensor *second_out;
+  aclTensor *target_out;
+  aclTensor *weight_out;
+  aclTensor *pos_weight_out;
 };
 
 GradientApi GradientApiFor(Operation operation) {
@@ -147,7 +152,7 @@ GradientApi GradientApiFor(Operation operation) {
       return {aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorkspaceSize,
               aclnnBinaryCrossEntropyWithLogitsPosWeightBackward};
     case Operation::kForward:
-    case Operation::kInputTargetGrad:
+    case Operation::kAllGrad:
       break;
   }
   Fail("this operation has no single-output gradient API");
@@ -160,11 +165,11 @@ aclnnStatus PlanForOperation(Operation operation, const PhaseOneArgs &a, uint64_
     return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(a.input, a.target, a.weight, a.pos_weight, a.reduction,
                                                              a.out, workspace_size, executor);
   }
-  if (operation == Operation::kInputTargetGrad) {
-    *run = aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward;
-    return aclnnBinaryCrossEntropyWithLogitsSelfTargetBackwardGetWorkspaceSize(
-        a.grad_output, a.input, a.target, a.weight, a.pos_weight, a.reduction, a.out, a.second_out, workspace_size,
-        executor);
+  if (operation == Operation::kAllGrad) {
+    *run = aclnnBinaryCrossEntropyWithLogitsAllBackward;
+    return aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize(
+        a.grad_output, a.input, a.target, a.weight, a.pos_weight, a.reduction, a.out, a.target_out, a.weight_out,
+        a.pos_weight_out, workspace_size, executor);
   }
   const GradientApi api = GradientApiFor(operation);
   *run = api.run;
@@ -175,7 +180,7 @@ aclnnStatus PlanForOperation(Operation operation, const PhaseOneArgs &a, uint64_
 void CheckCall(const Layout &layout, const AotCall &call) {
   const int expected = layout.input_count() + layout.output_count();
   if (call.nparam != expected) {
-    Fail("expected " + std::to_string(expected) + " arguments (inputs and output), got " +
+    Fail("expected " + std::to_string(expected) + " arguments (inputs and outputs), got " +
          std::to_string(call.nparam));
   }
   if (call.params == nullptr || call.ndims == nullptr || call.shapes == nullptr || call.dtypes == nullptr) {
@@ -191,11 +196,17 @@ void Launch(const Layout &layout, int64_t reduction, const AotCall &call) {
   TensorHandle target = MakeContiguousTensor(call, first + 1);
   TensorHandle weight = MakeOptionalTensor(call, layout.weight_index());
   TensorHandle pos_weight = MakeOptionalTensor(call, layout.pos_weight_index());
-  TensorHandle out = MakeContiguousTensor(call, layout.output_index());
-  TensorHandle second_out = layout.output_count() == 2 ? MakeContiguousTensor(call, layout.output_index() + 1)
-                                                       : TensorHandle();
-  const PhaseOneArgs args{grad_output.get(), input.get(), target.get(), weight.get(),
-                          pos_weight.get(), reduction, out.get(), second_out.get()};
+  // kAllGrad's outputs follow its inputs: dx, dy, [dw,] [dp].
+  const int out_index = layout.output_index();
+  const bool all = layout.operation == Operation::kAllGrad;
+  TensorHandle out = MakeContiguousTensor(call, out_index);
+  TensorHandle target_out = MakeOptionalTensor(call, all ? out_index + 1 : -1);
+  TensorHandle weight_out = MakeOptionalTensor(call, all && layout.has_weight ? out_index + 2 : -1);
+  TensorHandle pos_weight_out =
+      MakeOptionalTensor(call, all && layout.has_pos_weight ? out_index + 2 + (layout.has_weight ? 1 : 0) : -1);
+  const PhaseOneArgs args{grad_output.get(), input.get(),      target.get(),     weight.get(),
+                          pos_weight.get(),  reduction,        out.get(),        target_out.get(),
+                          weight_out.get(),  pos_weight_out.get()};
   uint64_t workspace_size = 0;
   aclOpExecutor *executor = nullptr;
   PhaseTwo run = nullptr;
@@ -230,7 +241,7 @@ std::vector<int64_t> InferShape(const Layout &layout, int64_t reduction, int *nd
       return ShapeOf(ndims, shapes, layout.weight_index());
     case Operation::kPosWeightGrad:
       return ShapeOf(ndims, shapes, layout.pos_weight_index());
-    case Operation::kInputTargetGrad:
+    case Operation::kAllGrad:
       break;
   }
   Fail("no InferShape for this operation");
@@ -257,18 +268,18 @@ std::vector<int64_t> InferShape(const Layout &layout, int64_t reduction, int *nd
   MS_BCEWL_AOT_ENTRY(op_token, operation, variant, has_w, has_p, mean, kMean)           \
   MS_BCEWL_AOT_ENTRY(op_token, operation, variant, has_w, has_p, sum, kSum)
 
-#define MS_BCEWL_AOT_INPUT_TARGET_GRAD_ENTRIES(variant, has_w, has_p)                                                 \
-  MS_BCEWL_AOT_LAUNCH_ENTRY(input_target_grad, Operation::kInputTargetGrad, variant, has_w, has_p, none, kNone)   \
-  MS_BCEWL_AOT_LAUNCH_ENTRY(input_target_grad, Operation::kInputTargetGrad, variant, has_w, has_p, mean, kMean)   \
-  MS_BCEWL_AOT_LAUNCH_ENTRY(input_target_grad, Operation::kInputTargetGrad, variant, has_w, has_p, sum, kSum)
+#define MS_BCEWL_AOT_ALL_GRAD_ENTRIES(variant, has_w, has_p)                                \
+  MS_BCEWL_AOT_LAUNCH_ENTRY(all_grad, Operation::kAllGrad, variant, has_w, has_p, none, kNone) \
+  MS_BCEWL_AOT_LAUNCH_ENTRY(all_grad, Operation::kAllGrad, variant, has_w, has_p, mean, kMean) \
+  MS_BCEWL_AOT_LAUNCH_ENTRY(all_grad, Operation::kAllGrad, variant, has_w, has_p, sum, kSum)
 
-// Forward, dx, dy and (dx, dy) exist for every variant; dw only where a weight is given, dp only where a
-// pos_weight is.
+// Forward, dx, dy and all the gradients together exist for every variant; dw only where a weight is given, dp only
+// where a pos_weight is.
 #define MS_BCEWL_AOT_COMMON_ENTRIES(variant, has_w, has_p)                                               \
   MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(forward, Operation::kForward, variant, has_w, has_p)              \
   MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(input_grad, Operation::kInputGrad, variant, has_w, has_p)         \
   MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(target_grad, Operation::kTargetGrad, variant, has_w, has_p)       \
-  MS_BCEWL_AOT_INPUT_TARGET_GRAD_ENTRIES(variant, has_w, has_p)
+  MS_BCEWL_AOT_ALL_GRAD_ENTRIES(variant, has_w, has_p)
 
 MS_BCEWL_AOT_COMMON_ENTRIES(plain, false, false)
 MS_BCEWL_AOT_COMMON_ENTRIES(w, true, false)

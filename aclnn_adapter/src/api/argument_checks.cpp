@@ -89,6 +89,29 @@ aclnnStatus CheckNotNull(const OpArguments &arguments, const std::vector<NamedTe
   return ACLNN_SUCCESS;
 }
 
+// kGradAll: a weight gradient's output is given exactly when its input is (a missing one is a null output, which
+// CheckNotNull reports).
+aclnnStatus CheckNoGradientWithoutItsInput(const OpArguments &arguments) {
+  if (arguments.kind != OpKind::kGradAll) {
+    return ACLNN_SUCCESS;
+  }
+  const struct {
+    const aclTensor *input;
+    const aclTensor *gradient;
+    const char *input_name;
+    const char *gradient_name;
+  } pairs[] = {{arguments.weight, arguments.grad_weight_out, "weightOptional", "gradWeightOptional"},
+               {arguments.pos_weight, arguments.grad_pos_weight_out, "posWeightOptional", "gradPosWeightOptional"}};
+  for (const auto &pair : pairs) {
+    if (pair.input == nullptr && pair.gradient != nullptr) {
+      return Fail(TraitsOf(arguments.kind).plan_api, ACLNN_ERR_PARAM_INVALID,
+                  std::string(pair.gradient_name) + " is given but " + pair.input_name +
+                      " is null: there is no such input to differentiate; pass null for both.");
+    }
+  }
+  return ACLNN_SUCCESS;
+}
+
 bool IsSupportedDtype(aclDataType dtype) { return dtype == ACL_FLOAT || dtype == ACL_FLOAT16 || dtype == ACL_BF16; }
 
 aclnnStatus CheckDtypeValid(const OpArguments &arguments, const std::vector<NamedTensor> &named) {
@@ -198,6 +221,19 @@ std::vector<OutputRef> Outputs(const OpArguments &arguments) {
     case OpKind::kGradSelfAndTarget:
       return {{out_name, arguments.out, "self", arguments.self},
               {TraitsOf(arguments.kind).second_out_name, arguments.second_out, "target", arguments.target}};
+    case OpKind::kGradAll: {
+      std::vector<OutputRef> outputs = {
+          {out_name, arguments.out, "self", arguments.self},
+          {TraitsOf(arguments.kind).second_out_name, arguments.second_out, "target", arguments.target}};
+      if (arguments.weight != nullptr) {
+        outputs.push_back({"gradWeightOptional", arguments.grad_weight_out, "weightOptional", arguments.weight});
+      }
+      if (arguments.pos_weight != nullptr) {
+        outputs.push_back(
+            {"gradPosWeightOptional", arguments.grad_pos_weight_out, "posWeightOptional", arguments.pos_weight});
+      }
+      return outputs;
+    }
     case OpKind::kForward:
     case OpKind::kGradTarget:
       break;
@@ -208,6 +244,9 @@ std::vector<OutputRef> Outputs(const OpArguments &arguments) {
 aclnnStatus CheckArguments(const OpArguments &arguments) {
   const std::vector<NamedTensor> named = NamedTensors(arguments);
   aclnnStatus status = CheckNotNull(arguments, named);
+  if (status == ACLNN_SUCCESS) {
+    status = CheckNoGradientWithoutItsInput(arguments);
+  }
   if (status == ACLNN_SUCCESS) {
     status = CheckDtypeValid(arguments, named);
   }

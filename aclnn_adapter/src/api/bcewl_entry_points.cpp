@@ -1,5 +1,6 @@
 // The exported two-phase aclnn functions of include/aclnnop: each names its operation and forwards.
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
+#include "aclnnop/aclnn_binary_cross_entropy_with_logits_all_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_self_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h"
@@ -88,4 +89,18 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward(void 
                                                                           aclOpExecutor *executor,
                                                                           aclrtStream stream) {
   return RunOperation(OpKind::kGradSelfAndTarget, workspace, workspaceSize, executor, stream);
+}
+
+extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize(
+    const aclTensor *gradOutput, const aclTensor *self, const aclTensor *target, const aclTensor *weightOptional,
+    const aclTensor *posWeightOptional, int64_t reduction, aclTensor *gradSelf, aclTensor *gradTarget,
+    aclTensor *gradWeightOptional, aclTensor *gradPosWeightOptional, uint64_t *workspaceSize,
+    aclOpExecutor **executor) {
+  return PlanOperation({OpKind::kGradAll, gradOutput, self, target, weightOptional, posWeightOptional, reduction,
+                        gradSelf, workspaceSize, executor, gradTarget, gradWeightOptional, gradPosWeightOptional});
+}
+
+extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAllBackward(void *workspace, uint64_t workspaceSize,
+                                                                    aclOpExecutor *executor, aclrtStream stream) {
+  return RunOperation(OpKind::kGradAll, workspace, workspaceSize, executor, stream);
 }

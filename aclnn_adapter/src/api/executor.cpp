@@ -18,23 +18,39 @@ struct Overloaded : Handlers... {
 template <typename... Handlers>
 Overloaded(Handlers...) -> Overloaded<Handlers...>;
 
+const kernel::Reduction *PointerTo(const std::optional<kernel::Reduction> &reduction) {
+  return reduction.has_value() ? &*reduction : nullptr;
+}
+
 }  // namespace
 
 uint64_t WorkspaceBytes(const Work &work) {
-  const auto *reduction = std::get_if<ReductionWork>(&work);
-  return reduction == nullptr ? 0 : kernel::ReductionWorkspaceBytes(reduction->reduction);
+  if (const auto *reduction = std::get_if<ReductionWork>(&work)) {
+    return kernel::ReductionWorkspaceBytes(reduction->reduction);
+  }
+  if (const auto *gradients = std::get_if<GradientsWork>(&work)) {
+    return kernel::GradientsWorkspaceBytes(PointerTo(gradients->grad_weight), PointerTo(gradients->grad_pos_weight));
+  }
+  return 0;
 }
 
 void Execute(const Work &work, void *workspace) {
   std::visit(Overloaded{
                  [](const NoWork &) {},
-                 [](const FillWork &fill) { kernel::Fill(fill.rank, fill.shape, fill.out, fill.value); },
+                 [](const FillWork &fill) {
+                   for (int target = 0; target < fill.count; ++target) {
+                     const FillWork::Target &to = fill.targets[target];
+                     kernel::Fill(to.rank, to.shape, to.out, fill.value);
+                   }
+                 },
                  [](const ElementwiseWork &elementwise) {
                    kernel::ComputeElementwise(elementwise.problem, elementwise.quantity, elementwise.scale,
                                               elementwise.out);
                  },
-                 [](const GradSelfAndTargetWork &pair) {
-                   kernel::ComputeGradSelfAndTarget(pair.problem, pair.scale, pair.grad_self, pair.grad_target);
+                 [workspace](const GradientsWork &gradients) {
+                   kernel::ComputeGradients(gradients.problem, gradients.scale, gradients.grad_self,
+                                            gradients.grad_target, PointerTo(gradients.grad_weight),
+                                            PointerTo(gradients.grad_pos_weight), static_cast<double *>(workspace));
                  },
                  [workspace](const ReductionWork &reduction) {
                    kernel::ComputeReduction(reduction.reduction, reduction.quantity, reduction.scale,

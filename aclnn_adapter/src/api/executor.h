@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <variant>
 
 #include "api/operation.h"
@@ -15,10 +16,15 @@ namespace ms_bcewl {
 
 struct NoWork {};
 
+// value into every element of one or two outputs (the results for an empty self).
 struct FillWork {
-  int rank;
-  int64_t shape[kernel::kMaxRank];
-  kernel::Destination out;
+  struct Target {
+    int rank;
+    int64_t shape[kernel::kMaxRank];
+    kernel::Destination out;
+  };
+  Target targets[2];
+  int count;
   float value;
 };
 
@@ -29,11 +35,14 @@ struct ElementwiseWork {
   kernel::Destination out;
 };
 
-struct GradSelfAndTargetWork {
+// The gradients of self and target, and those of weight and pos_weight that are asked for, from one call.
+struct GradientsWork {
   kernel::Problem problem;
-  float scale;
+  double scale;
   kernel::Destination grad_self;
   kernel::Destination grad_target;
+  std::optional<kernel::Reduction> grad_weight;
+  std::optional<kernel::Reduction> grad_pos_weight;
 };
 
 struct ReductionWork {
@@ -42,7 +51,7 @@ struct ReductionWork {
   double scale;
 };
 
-using Work = std::variant<NoWork, FillWork, ElementwiseWork, GradSelfAndTargetWork, ReductionWork>;
+using Work = std::variant<NoWork, FillWork, ElementwiseWork, GradientsWork, ReductionWork>;
 
 uint64_t WorkspaceBytes(const Work &work);
 void Execute(const Work &work, void *workspace);

@@ -1,9 +1,10 @@
-// PlanOperation / RunOperation: the two phases shared by the five operations.
+// PlanOperation / RunOperation: the two phases shared by every operation.
 #include "api/operation.h"
 
 #include <algorithm>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,27 +90,53 @@ kernel::Problem ProblemFor(const OpArguments &arguments) {
   return problem;
 }
 
-// The results for an empty self (seed document): none -> nothing to write; mean -> NaN; sum -> 0; the gradients
-// of weight and pos_weight -> zeros of their shape; the other gradients are empty like self.
-Work EmptyInputWork(const OpArguments &arguments) {
-  const bool forward_reduced = arguments.kind == OpKind::kForward && arguments.reduction != kReductionNone;
-  const bool weight_gradient = arguments.kind == OpKind::kGradWeight || arguments.kind == OpKind::kGradPosWeight;
-  if (!forward_reduced && !weight_gradient) {
-    return NoWork{};
-  }
-  const aclTensor &out = *arguments.out;
-  FillWork fill{};
-  fill.rank = static_cast<int>(out.view_shape.size());
-  std::copy(out.view_shape.begin(), out.view_shape.end(), fill.shape);
-  fill.out = DestinationFor(out, fill.rank);
-  fill.value = forward_reduced && arguments.reduction == kReductionMean ? std::numeric_limits<float>::quiet_NaN()
-                                                                        : 0.0f;
-  return fill;
+FillWork::Target FillTargetFor(const aclTensor &out) {
+  FillWork::Target target{};
+  target.rank = static_cast<int>(out.view_shape.size());
+  std::copy(out.view_shape.begin(), out.view_shape.end(), target.shape);
+  target.out = DestinationFor(out, target.rank);
+  return target;
 }
 
 bool ReducesToOutputShape(const OpArguments &arguments) {
   return arguments.kind == OpKind::kGradWeight || arguments.kind == OpKind::kGradPosWeight ||
          (arguments.kind == OpKind::kForward && arguments.reduction != kReductionNone);
+}
+
+// The outputs that keep their own shape whatever self's (a reduced forward's, the weight gradients'); null where
+// an optional one is absent.
+std::vector<const aclTensor *> OutputsOfFixedShape(const OpArguments &arguments) {
+  if (arguments.kind == OpKind::kGradAll) {
+    return {arguments.grad_weight_out, arguments.grad_pos_weight_out};
+  }
+  return ReducesToOutputShape(arguments) ? std::vector<const aclTensor *>{arguments.out}
+                                         : std::vector<const aclTensor *>{};
+}
+
+// The results for an empty self (seed document): none -> nothing to write; mean -> NaN; sum -> 0; the gradients
+// of weight and pos_weight -> zeros of their shape; the other gradients are empty like self.
+Work EmptyInputWork(const OpArguments &arguments) {
+  FillWork fill{};
+  for (const aclTensor *out : OutputsOfFixedShape(arguments)) {
+    if (out != nullptr) {
+      fill.targets[fill.count++] = FillTargetFor(*out);
+    }
+  }
+  if (fill.count == 0) {
+    return NoWork{};
+  }
+  const bool forward_mean = arguments.kind == OpKind::kForward && arguments.reduction == kReductionMean;
+  fill.value = forward_mean ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+  return fill;
+}
+
+kernel::Reduction ReductionInto(const kernel::Problem &problem, const aclTensor &out) {
+  const AlignedLayout out_layout = AlignedTo(out, problem.rank);
+  return kernel::PlanReduction(problem, out_layout.shape, DestinationFor(out, problem.rank));
+}
+
+std::optional<kernel::Reduction> OptionalReductionInto(const kernel::Problem &problem, const aclTensor *out) {
+  return out == nullptr ? std::nullopt : std::optional<kernel::Reduction>(ReductionInto(problem, *out));
 }
 
 Work PlanWork(const OpArguments &arguments) {
@@ -120,13 +147,13 @@ Work PlanWork(const OpArguments &arguments) {
   const Quantity quantity = TraitsOf(arguments.kind).quantity;
   const double scale = arguments.reduction == kReductionMean ? 1.0 / static_cast<double>(problem.numel) : 1.0;
   const kernel::Destination out = DestinationFor(*arguments.out, problem.rank);
-  if (arguments.kind == OpKind::kGradSelfAndTarget) {
-    return GradSelfAndTargetWork{problem, static_cast<float>(scale), out,
-                                 DestinationFor(*arguments.second_out, problem.rank)};
+  if (arguments.kind == OpKind::kGradSelfAndTarget || arguments.kind == OpKind::kGradAll) {
+    return GradientsWork{problem, scale, out, DestinationFor(*arguments.second_out, problem.rank),
+                         OptionalReductionInto(problem, arguments.grad_weight_out),
+                         OptionalReductionInto(problem, arguments.grad_pos_weight_out)};
   }
   if (ReducesToOutputShape(arguments)) {
-    const AlignedLayout out_layout = AlignedTo(*arguments.out, problem.rank);
-    return ReductionWork{kernel::PlanReduction(problem, out_layout.shape, out), quantity, scale};
+    return ReductionWork{ReductionInto(problem, *arguments.out), quantity, scale};
   }
   return ElementwiseWork{problem, quantity, static_cast<float>(scale), out};
 }
@@ -195,6 +222,8 @@ const OpTraits &TraitsOf(OpKind kind) {
        "aclnnBinaryCrossEntropyWithLogitsPosWeightBackward", "gradPosWeight", nullptr, Quantity::kGradPosWeight},
       {"aclnnBinaryCrossEntropyWithLogitsSelfTargetBackwardGetWorkspaceSize",
        "aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward", "gradSelf", "gradTarget", Quantity::kGradSelf},
+      {"aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize", "aclnnBinaryCrossEntropyWithLogitsAllBackward",
+       "gradSelf", "gradTarget", Quantity::kGradSelf},
   };
   return kTraits[static_cast<int>(kind)];
 }

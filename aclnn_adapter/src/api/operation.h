@@ -1,5 +1,5 @@
-// The six two-phase operations (forward loss; the gradients with respect to self, target, weight and pos_weight;
-// the gradients with respect to self and target together) share one argument record, one check sequence and one
+// The seven two-phase operations (forward loss; the gradients with respect to self, target, weight and pos_weight;
+// the gradients with respect to self and target together; those of every input together) share one argument record, one check sequence and one
 // executor plumbing; the exported entry points (bcewl_entry_points.cpp) only name their OpKind.
 #ifndef MS_BCEWL_API_OPERATION_H_
 #define MS_BCEWL_API_OPERATION_H_
@@ -11,7 +11,7 @@
 
 namespace ms_bcewl {
 
-enum class OpKind { kForward, kGradSelf, kGradTarget, kGradWeight, kGradPosWeight, kGradSelfAndTarget };
+enum class OpKind { kForward, kGradSelf, kGradTarget, kGradWeight, kGradPosWeight, kGradSelfAndTarget, kGradAll };
 
 // aclnn's reduction values (MindSpore's own enum differs and must be mapped before it gets here).
 constexpr int64_t kReductionNone = 0;
@@ -19,7 +19,7 @@ constexpr int64_t kReductionMean = 1;
 constexpr int64_t kReductionSum = 2;
 
 // The phase-1 arguments of any operation; grad_output is null for the forward, second_out (gradTarget) is set for
-// kGradSelfAndTarget only.
+// kGradSelfAndTarget and kGradAll only, and the weight gradients' outputs (each optional) for kGradAll only.
 struct OpArguments {
   OpKind kind;
   const aclTensor *grad_output;
@@ -32,6 +32,8 @@ struct OpArguments {
   uint64_t *workspace_size;
   aclOpExecutor **executor;
   aclTensor *second_out = nullptr;
+  aclTensor *grad_weight_out = nullptr;
+  aclTensor *grad_pos_weight_out = nullptr;
 };
 
 struct OpTraits {
@@ -39,7 +41,7 @@ struct OpTraits {
   const char *run_api;   // phase 2 name
   const char *out_name;         // the output parameter's name in the header
   const char *second_out_name;  // the second output's, or null
-  kernel::Quantity quantity;    // of out (kGradSelfAndTarget: both of its quantities are fixed)
+  kernel::Quantity quantity;    // of out (kGradSelfAndTarget, kGradAll: their quantities are fixed)
 };
 
 const OpTraits &TraitsOf(OpKind kind);

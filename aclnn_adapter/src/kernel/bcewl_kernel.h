@@ -58,11 +58,6 @@ enum class Quantity { kLoss, kGradSelf, kGradTarget, kGradWeight, kGradPosWeight
 // result that fits float32 cannot overflow in between.
 void ComputeElementwise(const Problem &problem, Quantity quantity, float scale, const Destination &out);
 
-// ComputeElementwise of kGradSelf into grad_self and of kGradTarget into grad_target, bit for bit, in one pass
-// over the inputs that computes exp(-|x|) once per element.
-void ComputeGradSelfAndTarget(const Problem &problem, float scale, const Destination &grad_self,
-                              const Destination &grad_target);
-
 struct Reduction {
   Problem problem;  // dims reordered: kept dims first, reduced dims last
   Destination out;  // strides over the reordered dims; 0 on the reduced ones
@@ -88,6 +83,20 @@ uint64_t ReductionWorkspaceBytes(const Reduction &reduction);
 // gradients, scale enters through g (float32) as in ComputeElementwise; the loss's sum is scaled in float64.
 // workspace holds ReductionWorkspaceBytes(reduction) bytes (may be null when that is 0).
 void ComputeReduction(const Reduction &reduction, Quantity quantity, double scale, double *workspace);
+
+// The gradients of every input from one call: ComputeElementwise of kGradSelf into grad_self and of kGradTarget
+// into grad_target, and ComputeReduction of kGradWeight into *grad_weight and of kGradPosWeight into
+// *grad_pos_weight (each where not null), bit for bit. One pass over the inputs computes exp(-|x|) once per element
+// for the two elementwise gradients and for every weight gradient that sums row by row (a per-class weight:
+// kept_dims_innermost, at most 4096 outputs) and has enough rows to keep every thread busy; any other weight
+// gradient is a ComputeReduction after the pass. scale: 1, or 1/numel for mean (entering through g, as above).
+// workspace holds GradientsWorkspaceBytes(grad_weight, grad_pos_weight) bytes (may be null when that is 0).
+void ComputeGradients(const Problem &problem, double scale, const Destination &grad_self,
+                      const Destination &grad_target, const Reduction *grad_weight, const Reduction *grad_pos_weight,
+                      double *workspace);
+
+// The workspace of ComputeGradients: that of each reduction given, one after the other.
+uint64_t GradientsWorkspaceBytes(const Reduction *grad_weight, const Reduction *grad_pos_weight);
 
 // Writes value to every element of the strided view of the given shape (the results for an empty self).
 void Fill(int rank, const int64_t *shape, const Destination &out, float value);

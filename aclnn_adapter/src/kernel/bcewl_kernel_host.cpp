@@ -368,6 +368,9 @@ class Stager {
     Scatter(plan_, view, first, count, sixteen_bits_);
   }
 
+  // float32 room for a chunk's values of summed quantity `sum` (0 or 1), which go to lane sums, not to an output.
+  float *SumValues(int sum) { return sum_values_[sum]; }
+
  private:
   const float *Input(int view, int64_t first, int64_t count) {
     const View &input = plan_.views[view];
@@ -396,6 +399,7 @@ class Stager {
 
   const Plan &plan_;
   alignas(64) float buffers_[kViews][kChunk];
+  alignas(64) float sum_values_[2][kChunk];
   alignas(64) uint16_t sixteen_bits_[kChunk];
 };
 
@@ -491,32 +495,64 @@ bool SumsRowByRow(const Reduction &reduction) {
          g_row_reductions.load(std::memory_order_relaxed);
 }
 
-// The partials of block `block` (rows block * kReductionBlockElements ..) of every output; lanes: kSumLanes rows
-// of `outputs` lane sums, as scratch.
+// The rows of a row block that start at row first_row: kReductionBlockElements, fewer for the last block.
+struct RowBlock {
+  int64_t first_row;
+  int64_t rows;
+};
+
+RowBlock RowBlockOf(const Reduction &reduction, int64_t block) {
+  const int64_t first_row = block * kReductionBlockElements;
+  return {first_row, std::min(kReductionBlockElements, reduction.per_output - first_row)};
+}
+
+// Adds the values of elements [first, first + count) of a row block to lanes: kSumLanes rows of `columns` lane
+// sums, the element in row r and column c to lane (r % kSumLanes) * columns + c.
+void AddToRowLanes(const IsaKernels &kernels, const float *values, int64_t first, int64_t count, int64_t columns,
+                   const RowBlock &block, double *lanes) {
+  int64_t row = first / columns - block.first_row;
+  int64_t column = first % columns;
+  for (int64_t done = 0; done < count; ++row, column = 0) {
+    const int64_t length = std::min(count - done, columns - column);
+    kernels.add_to_sums(values + done, length, lanes + (row % kSumLanes) * columns + column);
+    done += length;
+  }
+}
+
+// Folds the lanes of a row block into the partial of each output: partials[column * blocks_per_output + block].
+void FoldRowLanes(const Reduction &reduction, int64_t block, const RowBlock &rows, const double *lanes,
+                  double *partials) {
+  for (int64_t column = 0; column < reduction.outputs; ++column) {
+    double column_lanes[kSumLanes];
+    for (int lane = 0; lane < kSumLanes; ++lane) {
+      column_lanes[lane] = lanes[lane * reduction.outputs + column];
+    }
+    partials[column * reduction.blocks_per_output + block] = FoldLanes(column_lanes, rows.rows);
+  }
+}
+
+// The partials of block `block` of every output; lanes: kSumLanes rows of `outputs` lane sums, as scratch.
 void SumRowBlock(const Plan &plan, Stager &stager, const Reduction &reduction, Quantity quantity, float g_scale,
                  int64_t block, std::vector<double> &lanes, double *partials) {
   const int64_t columns = reduction.outputs;
-  const int64_t first_row = block * kReductionBlockElements;
-  const int64_t rows = std::min(kReductionBlockElements, reduction.per_output - first_row);
+  const RowBlock rows = RowBlockOf(reduction, block);
   std::fill(lanes.begin(), lanes.end(), 0.0);
-  ForEachChunk(first_row * columns, (first_row + rows) * columns, [&](int64_t first, int64_t count) {
-    float *values = static_cast<float *>(stager.OutputValues(0, first));  // float32: the plan keeps staging
+  ForEachChunk(rows.first_row * columns, (rows.first_row + rows.rows) * columns, [&](int64_t first, int64_t count) {
+    float *values = stager.SumValues(0);
     plan.kernels->values(quantity, count, stager.Inputs(first, count), g_scale, values);
-    int64_t row = first / columns - first_row;
-    int64_t column = first % columns;
-    for (int64_t done = 0; done < count; ++row, column = 0) {
-      const int64_t length = std::min(count - done, columns - column);
-      plan.kernels->add_to_sums(values + done, length, lanes.data() + (row % kSumLanes) * columns + column);
-      done += length;
-    }
+    AddToRowLanes(*plan.kernels, values, first, count, columns, rows, lanes.data());
   });
-  for (int64_t column = 0; column < columns; ++column) {
-    double column_lanes[kSumLanes];
-    for (int lane = 0; lane < kSumLanes; ++lane) {
-      column_lanes[lane] = lanes[lane * columns + column];
-    }
-    partials[column * reduction.blocks_per_output + block] = FoldLanes(column_lanes, rows);
+  FoldRowLanes(reduction, block, rows, lanes.data(), partials);
+}
+
+// Where the block partials of a reduction go: the caller's workspace, or (with one block per output, when the
+// caller's workspace has 0 bytes: ReductionWorkspaceBytes) `own`.
+double *PartialsOf(const Reduction &reduction, double *workspace, std::vector<double> &own) {
+  if (reduction.blocks_per_output > 1 && workspace != nullptr) {
+    return workspace;
   }
+  own.resize(static_cast<size_t>(reduction.outputs * reduction.blocks_per_output));
+  return own.data();
 }
 
 // ComputeReduction for SumsRowByRow: `values` of a gradient take g * g_scale, as sums do.
@@ -524,11 +560,7 @@ void ComputeRowByRowReduction(const Reduction &reduction, Quantity quantity, flo
                               double *workspace) {
   const Plan plan = MakePlan(reduction.natural, nullptr, 0, false);
   std::vector<double> own_partials;
-  // With one block per output the caller's workspace has 0 bytes (ReductionWorkspaceBytes): partials stay here.
-  if (reduction.blocks_per_output <= 1 || workspace == nullptr) {
-    own_partials.resize(static_cast<size_t>(reduction.outputs * reduction.blocks_per_output));
-    workspace = own_partials.data();
-  }
+  workspace = PartialsOf(reduction, workspace, own_partials);
   const int tasks = TaskCount(reduction.natural.numel, reduction.blocks_per_output);
   ForEachPiece(plan, tasks, reduction.natural.numel, reduction.blocks_per_output, 1,
                [&](Stager &stager, int64_t first, int64_t last) {
@@ -566,6 +598,75 @@ void ComputeOutputs(const Problem &problem, const Destination *outs, int out_cou
                });
 }
 
+// ---- the gradients of every input in one pass ----
+
+// The weight gradients that join the elementwise pass of ComputeGradients: [0] that of weight, [1] that of
+// pos_weight, null where it does not join; with where their block partials go.
+struct RowSums {
+  const Reduction *joined[2] = {};
+  double *partials[2] = {};
+
+  const Reduction *First() const { return joined[0] != nullptr ? joined[0] : joined[1]; }
+};
+
+// A weight gradient joins the pass when it sums row by row with the columns of one already in, and its row blocks
+// (the pieces the pass then hands out) are at least as many as the tasks of an elementwise pass.
+bool JoinsThePass(const Reduction &reduction, const RowSums &sums) {
+  const int64_t numel = reduction.natural.numel;
+  return SumsRowByRow(reduction) && (sums.First() == nullptr || reduction.outputs == sums.First()->outputs) &&
+         TaskCount(numel, reduction.blocks_per_output) >= TaskCount(numel, (numel + kChunk - 1) / kChunk);
+}
+
+// dx and dy elementwise, and the weight gradients that joined, summed row block by row block: each block's lanes
+// get the same values in the same order as in SumRowBlock.
+void ComputeGradientsWithRowSums(const Problem &problem, float scale, const Destination *outs, const RowSums &sums) {
+  const Plan plan = MakePlan(problem, outs, 2, true);
+  const Reduction &first = *sums.First();
+  const int64_t columns = first.outputs;
+  const int tasks = TaskCount(problem.numel, first.blocks_per_output);
+  ForEachPiece(plan, tasks, problem.numel, first.blocks_per_output, 1,
+               [&](Stager &stager, int64_t first_block, int64_t last_block) {
+                 std::vector<double> lanes[2];
+                 for (int k = 0; k < 2; ++k) {
+                   lanes[k].resize(sums.joined[k] != nullptr ? static_cast<size_t>(kSumLanes * columns) : 0);
+                 }
+                 for (int64_t block = first_block; block < last_block; ++block) {
+                   const RowBlock rows = RowBlockOf(first, block);
+                   for (std::vector<double> &sum_lanes : lanes) {
+                     std::fill(sum_lanes.begin(), sum_lanes.end(), 0.0);
+                   }
+                   ForEachChunk(rows.first_row * columns, (rows.first_row + rows.rows) * columns,
+                                [&](int64_t element, int64_t count) {
+                                  float *values[2] = {};
+                                  for (int k = 0; k < 2; ++k) {
+                                    values[k] = sums.joined[k] != nullptr ? stager.SumValues(k) : nullptr;
+                                  }
+                                  plan.kernels->gradients(count, stager.Inputs(element, count), scale,
+                                                          stager.OutputValues(0, element),
+                                                          stager.OutputValues(1, element), values[0], values[1]);
+                                  stager.StoreOutput(0, element, count);
+                                  stager.StoreOutput(1, element, count);
+                                  for (int k = 0; k < 2; ++k) {
+                                    if (values[k] != nullptr) {
+                                      AddToRowLanes(*plan.kernels, values[k], element, count, columns, rows,
+                                                    lanes[k].data());
+                                    }
+                                  }
+                                });
+                   for (int k = 0; k < 2; ++k) {
+                     if (sums.joined[k] != nullptr) {
+                       FoldRowLanes(*sums.joined[k], block, rows, lanes[k].data(), sums.partials[k]);
+                     }
+                   }
+                 }
+               });
+  for (int k = 0; k < 2; ++k) {
+    if (sums.joined[k] != nullptr) {
+      StoreBlockTotals(*sums.joined[k], 1.0, sums.partials[k]);
+    }
+  }
+}
+
 }  // namespace
 
 void ComputeElementwise(const Problem &problem, Quantity quantity, float scale, const Destination &out) {
@@ -575,13 +676,49 @@ void ComputeElementwise(const Problem &problem, Quantity quantity, float scale, 
   });
 }
 
-void ComputeGradSelfAndTarget(const Problem &problem, float scale, const Destination &grad_self,
-                              const Destination &grad_target) {
+void ComputeGradients(const Problem &problem, double scale, const Destination &grad_self,
+                      const Destination &grad_target, const Reduction *grad_weight, const Reduction *grad_pos_weight,
+                      double *workspace) {
+  if (problem.numel == 0) {
+    return;
+  }
+  const Reduction *const reductions[2] = {grad_weight, grad_pos_weight};
+  const Quantity quantities[2] = {Quantity::kGradWeight, Quantity::kGradPosWeight};
+  double *workspaces[2] = {workspace, workspace};  // GradientsWorkspaceBytes: weight's part, then pos_weight's
+  if (grad_weight != nullptr && workspace != nullptr) {
+    workspaces[1] += ReductionWorkspaceBytes(*grad_weight) / sizeof(double);
+  }
+  std::vector<double> own_partials[2];
+  RowSums sums;
+  for (int k = 0; k < 2; ++k) {
+    if (reductions[k] != nullptr && JoinsThePass(*reductions[k], sums)) {
+      sums.joined[k] = reductions[k];
+      sums.partials[k] = PartialsOf(*reductions[k], workspaces[k], own_partials[k]);
+    }
+  }
   const Destination outs[] = {grad_self, grad_target};
-  ComputeOutputs(problem, outs, 2, [&](const IsaKernels &kernels, int64_t count, const RowInputs &in,
-                                       void *const *values) {
-    kernels.grad_self_and_target(count, in, scale, values[0], values[1]);
-  });
+  const float g_scale = static_cast<float>(scale);
+  if (sums.First() == nullptr) {
+    ComputeOutputs(problem, outs, 2, [&](const IsaKernels &kernels, int64_t count, const RowInputs &in,
+                                         void *const *values) {
+      kernels.gradients(count, in, g_scale, values[0], values[1], nullptr, nullptr);
+    });
+  } else {
+    ComputeGradientsWithRowSums(problem, g_scale, outs, sums);
+  }
+  for (int k = 0; k < 2; ++k) {
+    if (reductions[k] != nullptr && sums.joined[k] == nullptr) {
+      ComputeReduction(*reductions[k], quantities[k], scale, workspaces[k]);
+    }
+  }
+}
+
+uint64_t GradientsWorkspaceBytes(const Reduction *grad_weight, const Reduction *grad_pos_weight) {
+  uint64_t bytes = 0;
+  for (const Reduction *reduction : {grad_weight, grad_pos_weight}) {
+    bytes += reduction == nullptr ? 0 : ReductionWorkspaceBytes(*reduction);
+  }
+  return bytes;
 }
 
 void ComputeReduction(const Reduction &reduction, Quantity quantity, double scale, double *workspace) {

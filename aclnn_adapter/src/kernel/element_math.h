@@ -211,15 +211,23 @@ MS_BCEWL_KERNEL_INLINE void AddToOpenBlock(BlockSums *sums, float value) {
   }
 }
 
-// The values of ValuesLoop for kGradSelf and kGradTarget, bit for bit, from one exp per element.
-template <class V, DType kXy>
-void GradSelfAndTargetLoop(int64_t count, const RowInputs &in, float scale, void *grad_self, void *grad_target) {
+// The values of ValuesLoop for kGradSelf and kGradTarget, and for kGradWeight and kGradPosWeight where kWeight and
+// kPosWeight (into float32 arrays), bit for bit, from one exp per element.
+template <class V, DType kXy, bool kWeight, bool kPosWeight>
+void GradientsLoop(int64_t count, const RowInputs &in, float scale, void *grad_self, void *grad_target,
+                   float *grad_weight, float *grad_pos_weight) {
   for (int64_t i = 0; i < count; i += V::kWidth) {
     const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
     const Lanes<V> values = LoadScaledLanes<V, kXy>(in, i, lanes, scale);
     const typename V::F e = ExpOfMinusAbs<V>(values);
     StoreValues<V, kXy>(grad_self, i, lanes, ElementValueFrom<V, Quantity::kGradSelf>(values, e));
     StoreValues<V, kXy>(grad_target, i, lanes, ElementValueFrom<V, Quantity::kGradTarget>(values, e));
+    if constexpr (kWeight) {
+      StoreFloats<V>(grad_weight + i, lanes, ElementValueFrom<V, Quantity::kGradWeight>(values, e));
+    }
+    if constexpr (kPosWeight) {
+      StoreFloats<V>(grad_pos_weight + i, lanes, ElementValueFrom<V, Quantity::kGradPosWeight>(values, e));
+    }
   }
 }
 
@@ -275,6 +283,11 @@ void WithDType(DType dtype, Body &&body) {
   Dispatch<DType, DType::kFloat32, DType::kFloat16, DType::kBFloat16>(dtype, body);
 }
 
+template <typename Body>
+void WithFlag(bool flag, Body &&body) {
+  Dispatch<bool, false, true>(flag, body);
+}
+
 template <class V>
 void Values(Quantity quantity, int64_t count, const RowInputs &in, float scale, void *out) {
   WithQuantity(quantity, [&](auto q) {
@@ -283,9 +296,16 @@ void Values(Quantity quantity, int64_t count, const RowInputs &in, float scale, 
 }
 
 template <class V>
-void GradSelfAndTarget(int64_t count, const RowInputs &in, float scale, void *grad_self, void *grad_target) {
-  WithDType(in.xy_dtype,
-            [&](auto xy) { GradSelfAndTargetLoop<V, decltype(xy)::value>(count, in, scale, grad_self, grad_target); });
+void Gradients(int64_t count, const RowInputs &in, float scale, void *grad_self, void *grad_target, float *grad_weight,
+               float *grad_pos_weight) {
+  WithDType(in.xy_dtype, [&](auto xy) {
+    WithFlag(grad_weight != nullptr, [&](auto weight) {
+      WithFlag(grad_pos_weight != nullptr, [&](auto pos_weight) {
+        GradientsLoop<V, decltype(xy)::value, decltype(weight)::value, decltype(pos_weight)::value>(
+            count, in, scale, grad_self, grad_target, grad_weight, grad_pos_weight);
+      });
+    });
+  });
 }
 
 template <class V>
@@ -342,7 +362,7 @@ void MapLoop(const float *in, int64_t count, float *out) {
 template <class V>
 constexpr IsaKernels MakeKernels(Isa isa, const char *name) {
   return IsaKernels{isa,       name,     V::kWidth,           &Widen<V>,
-                    &Narrow<V>, &Values<V>, &GradSelfAndTarget<V>, &Sums<V>, &AddToSums<V>,
+                    &Narrow<V>, &Values<V>, &Gradients<V>, &Sums<V>, &AddToSums<V>,
                     &MapLoop<V, &V::Exp>, &MapLoop<V, &V::Log1p>};
 }
 

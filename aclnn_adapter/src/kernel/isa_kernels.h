@@ -31,7 +31,7 @@ constexpr double kVectorLog1pMaxUlps = 1.0;
 
 // count contiguous float32 values of each input (absent inputs come as a buffer of ones); except that with a
 // 16-bit xy_dtype, x and y are the tensors' own float16 / bfloat16 values (x16, y16, not x and y), converted in
-// registers, and the outputs of values() and grad_self_and_target() take that dtype too (narrowed in registers).
+// registers, and the outputs of values() and gradients() take that dtype too (narrowed in registers).
 // The host driver picks it where x, y and every output are contiguous and share that dtype: no staging copies.
 struct RowInputs {
   const float *x;
@@ -76,8 +76,11 @@ struct IsaKernels {
   // out[i] = value(i) * scale: for the gradients, value(i) with g * scale in place of g (all are linear in g); the
   // loss (no g) times scale. out holds in.xy_dtype values (float32 by default).
   void (*values)(Quantity quantity, int64_t count, const RowInputs &in, float scale, void *out);
-  // values() of kGradSelf into grad_self and of kGradTarget into grad_target, in one pass.
-  void (*grad_self_and_target)(int64_t count, const RowInputs &in, float scale, void *grad_self, void *grad_target);
+  // values() of kGradSelf into grad_self, of kGradTarget into grad_target, and, where not null, of kGradWeight into
+  // grad_weight and of kGradPosWeight into grad_pos_weight (always float32: they are summed), from one exp per
+  // element.
+  void (*gradients)(int64_t count, const RowInputs &in, float scale, void *grad_self, void *grad_target,
+                    float *grad_weight, float *grad_pos_weight);
   // Adds value(i), i = 0 .. count - 1, with g * g_scale in place of g, to their lanes of *sums in order, closing
   // blocks as they fill.
   void (*sums)(Quantity quantity, int64_t count, const RowInputs &in, float g_scale, BlockSums *sums);

@@ -1,0 +1,260 @@
+// The fused backwards, bit for bit the single gradients on every ISA, thread count, dtype, layout, broadcast pattern
+// and reduction, with nothing written outside the output views, and with their own argument errors:
+//   aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward  gradSelf and gradTarget
+//   aclnnBinaryCrossEntropyWithLogitsAllBackward         those and the gradients of weight and pos_weight
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "aclnnop/aclnn_binary_cross_entropy_with_logits_all_backward.h"
+#include "aclnnop/aclnn_binary_cross_entropy_with_logits_self_target_backward.h"
+#include "kernel/kernel_testing.h"
+#include "op_runner.h"
+#include "test_harness.h"
+
+namespace {
+
+using ms_bcewl::kernel::Isa;
+using test::HostTensor;
+using test::Op;
+using test::Scenario;
+using test::Shape;
+
+const ms_bcewl::kernel::KernelTestingHooks &Hooks() { return *msBcewlKernelTestingHooks(); }
+
+aclnnStatus RunSelfTarget(const test::OpTensors &t, aclTensor *grad_target, int64_t reduction) {
+  return test::RunTwoPhases(
+      [&](uint64_t *workspace_size, aclOpExecutor **executor) {
+        return aclnnBinaryCrossEntropyWithLogitsSelfTargetBackwardGetWorkspaceSize(
+            t.grad, t.self, t.target, t.weight, t.pos_weight, reduction, t.out, grad_target, workspace_size,
+            executor);
+      },
+      [](void *workspace, uint64_t workspace_size, aclOpExecutor *executor) {
+        return aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward(workspace, workspace_size, executor, nullptr);
+      });
+}
+
+// The outputs of aclnnBinaryCrossEntropyWithLogitsAllBackward after gradSelf (t.out).
+struct MoreGradients {
+  aclTensor *target = nullptr;
+  aclTensor *weight = nullptr;
+  aclTensor *pos_weight = nullptr;
+};
+
+aclnnStatus RunAll(const test::OpTensors &t, const MoreGradients &more, int64_t reduction) {
+  return test::RunTwoPhases(
+      [&](uint64_t *workspace_size, aclOpExecutor **executor) {
+        return aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize(
+            t.grad, t.self, t.target, t.weight, t.pos_weight, reduction, t.out, more.target, more.weight,
+            more.pos_weight, workspace_size, executor);
+      },
+      [](void *workspace, uint64_t workspace_size, aclOpExecutor *executor) {
+        return aclnnBinaryCrossEntropyWithLogitsAllBackward(workspace, workspace_size, executor, nullptr);
+      });
+}
+
+bool UntouchedOutsideView(const HostTensor &out) {
+  for (double value : out.ValuesOutsideView()) {
+    if (value != test::kSentinel) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Calls check(setting) on every ISA the machine has and thread counts 1, 2 and 4.
+void ForEveryIsaAndThreadCount(const std::function<void(const std::string &)> &check) {
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (!Hooks().force_isa(isa)) {
+      continue;
+    }
+    for (int threads : {1, 2, 4}) {
+      Hooks().set_threads(threads);
+      check("isa " + std::to_string(static_cast<int>(isa)) + ", " + std::to_string(threads) + " threads");
+    }
+  }
+  Hooks().set_threads(0);
+  Hooks().automatic_isa();
+}
+
+// The fused call's outputs against the single gradients' outputs, on the kernels of the current setting. all:
+// AllBackward (every gradient the scenario has), else SelfTargetBackward.
+void ExpectFusedEqualsSeparate(const Scenario &scenario, bool all, const std::string &setting) {
+  const test::ScenarioInputs inputs(scenario);
+  const std::string name = test::Describe(Op::kGradSelf, scenario) + (all ? " all, " : " self+target, ") + setting;
+  std::vector<Op> ops = {Op::kGradSelf, Op::kGradTarget};
+  if (all && scenario.w_shape) {
+    ops.push_back(Op::kGradWeight);
+  }
+  if (all && scenario.p_shape) {
+    ops.push_back(Op::kGradPosWeight);
+  }
+  std::vector<std::unique_ptr<HostTensor>> separate, fused;
+  for (Op op : ops) {
+    separate.push_back(test::MakeOutput(op, scenario));
+    fused.push_back(test::MakeOutput(op, scenario));
+    EXPECT_MSG(test::RunOp(op, inputs.Tensors(separate.back()->get()), scenario.reduction) == ACLNN_SUCCESS,
+               name + ": " + test::OpName(op));
+  }
+  const auto fused_output = [&](Op op) {
+    for (size_t k = 0; k < ops.size(); ++k) {
+      if (ops[k] == op) {
+        return fused[k]->get();
+      }
+    }
+    return static_cast<aclTensor *>(nullptr);
+  };
+  const test::OpTensors tensors = inputs.Tensors(fused[0]->get());
+  const aclnnStatus status =
+      all ? RunAll(tensors, {fused[1]->get(), fused_output(Op::kGradWeight), fused_output(Op::kGradPosWeight)},
+                   scenario.reduction)
+          : RunSelfTarget(tensors, fused[1]->get(), scenario.reduction);
+  EXPECT_MSG(status == ACLNN_SUCCESS, name + ": " + aclGetRecentErrMsg());
+  for (size_t k = 0; k < ops.size(); ++k) {
+    EXPECT_MSG(fused[k]->ViewBytes() == separate[k]->ViewBytes(),
+               name + ": " + test::OpName(ops[k]) + " differs from the single gradient's");
+    EXPECT_MSG(UntouchedOutsideView(*fused[k]), name + ": wrote outside the view of " + test::OpName(ops[k]));
+  }
+}
+
+const test::Dtypes kMixed = {ACL_FLOAT16, ACL_BF16, ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+const test::Dtypes kHalf = {ACL_FLOAT16, ACL_FLOAT16, ACL_FLOAT16, ACL_FLOAT16, ACL_FLOAT16};
+const test::Dtypes kBFloat16 = {ACL_BF16, ACL_BF16, ACL_BF16, ACL_BF16, ACL_BF16};
+
+std::vector<Scenario> Scenarios() {
+  std::vector<Scenario> scenarios;
+  for (int64_t reduction : {0, 1, 2}) {
+    scenarios.push_back({Shape{}, std::nullopt, std::nullopt, std::nullopt, reduction, {}, test::Layout::kContiguous});
+    scenarios.push_back({Shape{37, 29}, Shape{29}, Shape{37, 1}, std::nullopt, reduction, kMixed,
+                         test::Layout::kPadded});
+    scenarios.push_back({Shape{5, 7, 3}, Shape{7, 1}, std::nullopt, std::nullopt, reduction, kBFloat16,
+                         test::Layout::kColumnMajor});
+    scenarios.push_back({Shape{3, 50021}, Shape{3, 1}, Shape{50021}, std::nullopt, reduction, kHalf,
+                         test::Layout::kContiguous});
+    scenarios.push_back({Shape{140001}, Shape{140001}, Shape{1}, std::nullopt, reduction, {},
+                         test::Layout::kContiguous});
+  }
+  return scenarios;
+}
+
+TEST_CASE(self_target_backward_equals_the_two_single_gradients_bitwise) {
+  ForEveryIsaAndThreadCount([](const std::string &setting) {
+    for (const Scenario &scenario : Scenarios()) {
+      ExpectFusedEqualsSeparate(scenario, false, setting);
+    }
+  });
+}
+
+// Per-class weights sum in the pass of dx and dy when they have a row block per thread: (16400, 7) has 3 blocks of
+// at most 8192 rows, (8300, 24) has 2, (37, 29) one; the other patterns get a pass of their own within the call.
+std::vector<Scenario> AllBackwardScenarios() {
+  std::vector<Scenario> scenarios = Scenarios();
+  for (int64_t reduction : {0, 1, 2}) {
+    scenarios.push_back({Shape{16400, 7}, Shape{7}, Shape{1, 7}, std::nullopt, reduction, {},
+                         test::Layout::kContiguous});
+    scenarios.push_back({Shape{8300, 24}, std::nullopt, Shape{24}, std::nullopt, reduction, kHalf,
+                         test::Layout::kContiguous});
+    scenarios.push_back({Shape{8300, 24}, Shape{24}, std::nullopt, std::nullopt, reduction, kMixed,
+                         test::Layout::kPadded});
+    scenarios.push_back({Shape{37, 29}, Shape{29}, Shape{29}, std::nullopt, reduction, kBFloat16,
+                         test::Layout::kColumnMajor});
+    // weight per class joins; pos_weight per (channel, class) has other columns and a pass of its own
+    scenarios.push_back({Shape{2100, 4, 9}, Shape{9}, Shape{4, 9}, std::nullopt, reduction, {},
+                         test::Layout::kContiguous});
+    // a scalar weight and a full-shape pos_weight: neither sums row by row
+    scenarios.push_back({Shape{300, 230}, Shape{}, Shape{300, 230}, std::nullopt, reduction, kMixed,
+                         test::Layout::kContiguous});
+  }
+  return scenarios;
+}
+
+TEST_CASE(all_backward_equals_the_single_gradients_bitwise) {
+  ForEveryIsaAndThreadCount([](const std::string &setting) {
+    for (const Scenario &scenario : AllBackwardScenarios()) {
+      ExpectFusedEqualsSeparate(scenario, true, setting);
+    }
+  });
+}
+
+TEST_CASE(fused_backwards_of_an_empty_self_write_only_the_weight_gradients_zeros) {
+  const Scenario scenario{Shape{0, 3}, Shape{3}, Shape{1}, std::nullopt, 1, {}, test::Layout::kContiguous};
+  const test::ScenarioInputs inputs(scenario);
+  auto dx = test::MakeOutput(Op::kGradSelf, scenario);
+  auto dy = test::MakeOutput(Op::kGradTarget, scenario);
+  auto dw = test::MakeOutput(Op::kGradWeight, scenario);
+  auto dp = test::MakeOutput(Op::kGradPosWeight, scenario);
+  EXPECT_EQ(RunSelfTarget(inputs.Tensors(dx->get()), dy->get(), 1), ACLNN_SUCCESS);
+  EXPECT_EQ(RunAll(inputs.Tensors(dx->get()), {dy->get(), dw->get(), dp->get()}, 1), ACLNN_SUCCESS);
+  EXPECT_MSG(dw->Values() == std::vector<double>(3, 0.0), "gradWeightOptional is not zeros");
+  EXPECT_MSG(dp->Values() == std::vector<double>(1, 0.0), "gradPosWeightOptional is not zeros");
+  EXPECT_MSG(UntouchedOutsideView(*dw) && UntouchedOutsideView(*dp), "wrote outside a weight gradient's view");
+}
+
+struct OutputErrorCase {
+  const char *what;
+  std::function<aclnnStatus()> call;
+  aclnnStatus status;
+  const char *says;
+};
+
+void ExpectOutputErrors(const std::vector<OutputErrorCase> &cases) {
+  for (const OutputErrorCase &c : cases) {
+    EXPECT_MSG(c.call() == c.status, c.what);
+    const std::string message = aclGetRecentErrMsg();
+    EXPECT_MSG(message.find(c.says) != std::string::npos, std::string(c.what) + ": message: " + message);
+  }
+  test::ExpectValidCallStillRight();
+}
+
+// The outputs after the first: each error names its output; the first output's are those of aclnn...Backward.
+TEST_CASE(fused_backwards_check_their_other_outputs) {
+  const Scenario scenario{Shape{4, 3}, Shape{3}, std::nullopt, std::nullopt, 0, {}, test::Layout::kContiguous};
+  const test::ScenarioInputs inputs(scenario);
+  auto dx = test::MakeOutput(Op::kGradSelf, scenario);
+  const test::OpTensors t = inputs.Tensors(dx->get());
+  auto dy = test::MakeOutput(Op::kGradTarget, scenario);
+  auto dw = test::MakeOutput(Op::kGradWeight, scenario);
+  auto half_4x3 = test::MakeTensor(Shape{4, 3}, ACL_FLOAT16, test::Layout::kContiguous);
+  auto float_3x4 = test::MakeTensor(Shape{3, 4}, ACL_FLOAT, test::Layout::kContiguous);
+  auto half_3 = test::MakeTensor(Shape{3}, ACL_FLOAT16, test::Layout::kContiguous);
+  auto float_1x3 = test::MakeTensor(Shape{1, 3}, ACL_FLOAT, test::Layout::kContiguous);
+  ExpectOutputErrors({
+      {"self+target: null gradTarget", [&] { return RunSelfTarget(t, nullptr, 0); }, ACLNN_ERR_PARAM_NULLPTR,
+       "gradTarget is null"},
+      {"self+target: gradTarget dtype", [&] { return RunSelfTarget(t, half_4x3->get(), 0); },
+       ACLNN_ERR_PARAM_INVALID, "gradTarget has dtype FLOAT16 but must have the dtype of target"},
+      {"self+target: gradTarget shape", [&] { return RunSelfTarget(t, float_3x4->get(), 0); },
+       ACLNN_ERR_PARAM_INVALID, "gradTarget has shape [3,4] but must have the shape of target"},
+      {"all: null gradTarget", [&] { return RunAll(t, {nullptr, dw->get(), nullptr}, 0); },
+       ACLNN_ERR_PARAM_NULLPTR, "gradTarget is null"},
+      {"all: weight without its gradient", [&] { return RunAll(t, {dy->get(), nullptr, nullptr}, 0); },
+       ACLNN_ERR_PARAM_NULLPTR, "gradWeightOptional is null"},
+      {"all: a gradient without its input", [&] { return RunAll(t, {dy->get(), dw->get(), dw->get()}, 0); },
+       ACLNN_ERR_PARAM_INVALID, "gradPosWeightOptional is given but posWeightOptional is null"},
+      {"all: gradWeight dtype", [&] { return RunAll(t, {dy->get(), half_3->get(), nullptr}, 0); },
+       ACLNN_ERR_PARAM_INVALID, "gradWeightOptional has dtype FLOAT16 but must have the dtype of weightOptional"},
+      {"all: gradWeight shape", [&] { return RunAll(t, {dy->get(), float_1x3->get(), nullptr}, 0); },
+       ACLNN_ERR_PARAM_INVALID, "gradWeightOptional has shape [1,3] but must have the shape of weightOptional, [3]"},
+  });
+}
+
+TEST_CASE(fused_backwards_reject_an_executor_of_another_operation) {
+  const Scenario scenario{Shape{4, 3}, std::nullopt, std::nullopt, std::nullopt, 0, {}, test::Layout::kContiguous};
+  const test::ScenarioInputs inputs(scenario);
+  auto dx = test::MakeOutput(Op::kGradSelf, scenario);
+  const std::function<aclnnStatus(void *, uint64_t, aclOpExecutor *, aclrtStream)> phase_twos[] = {
+      aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward, aclnnBinaryCrossEntropyWithLogitsAllBackward};
+  for (const auto &phase_two : phase_twos) {
+    uint64_t workspace_size = 0;
+    aclOpExecutor *executor = nullptr;
+    EXPECT_EQ(test::PlanOp(Op::kGradSelf, inputs.Tensors(dx->get()), 0, &workspace_size, &executor),
+              ACLNN_SUCCESS);
+    EXPECT_EQ(phase_two(nullptr, workspace_size, executor, nullptr), ACLNN_ERR_PARAM_INVALID);
+    const std::string message = aclGetRecentErrMsg();
+    EXPECT_MSG(message.find("was planned by aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize") !=
+                   std::string::npos,
+               "message: " + message);
+  }
+}
+
+}  // namespace
