@@ -30,8 +30,9 @@ REDUCTIONS = ("none", "mean", "sum")
 # dtype (inputs are rounded to their dtype before the reference sees them; the op computes in float32).
 TOLERANCES = {"float32": 1e-5, "float16": 1e-3, "bfloat16": 8e-3}
 # What the host kernels (aclnn_adapter/src/kernel/) look at to pick their ISA and thread count.
-ISA_ORDER = ("scalar", "avx2", "avx512")
-ISA_FLAGS = {"scalar": set(), "avx2": {"avx2", "fma", "f16c"}, "avx512": {"avx512f"}}
+ISA_ORDER = ("scalar", "avx2", "avx512", "avx512bf16")
+ISA_FLAGS = {"scalar": set(), "avx2": {"avx2", "fma", "f16c"}, "avx512": {"avx512f"},
+             "avx512bf16": {"avx512f", "avx512dq", "avx512_bf16"}}
 MAX_THREADS = 256
 SOURCE_BENCHMARK = Path(ms_bcewl.__file__).resolve().parent.parent / "benchmarks" / "bench_bce_with_logits.py"
 
@@ -63,8 +64,8 @@ def cpu_flags():
 
 
 def simd_level():
-    """The kernels' ISA by their own rule: the best the CPU supports (avx512: avx512f; avx2: avx2, fma and f16c),
-    capped by MS_BCEWL_ISA=scalar|avx2|avx512 when set."""
+    """The kernels' ISA by their own rule: the best the CPU supports (avx512bf16: avx512f, avx512dq and avx512_bf16; avx512:
+    avx512f; avx2: avx2, fma and f16c), capped by MS_BCEWL_ISA=scalar|avx2|avx512|avx512bf16 when set."""
     flags = cpu_flags()
     supported = [isa for isa, needs in ISA_FLAGS.items() if needs <= flags]
     requested = os.environ.get("MS_BCEWL_ISA")

@@ -48,7 +48,7 @@ def test_info_reports_versions_library_backend_and_ascend_path(tmp_path):
     assert Path(rows["library"]) == INSTALLED_PACKAGE / "lib" / "libms_bcewl.so"
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d, [\d,]+ bytes", rows["library build"])
     assert rows["backend"].startswith("CPU")
-    assert re.match(r"(scalar|avx2|avx512|unknown) \(", rows["SIMD level"])
+    assert re.match(r"(scalar|avx2|avx512|avx512bf16|unknown) \(", rows["SIMD level"])
     assert re.match(r"\d+ ", rows["threads"])
     assert rows["Ascend path"].startswith(("available", "not available"))
 

@@ -68,10 +68,14 @@ bool IsRequired(Op op, Role role) {
 }
 
 std::vector<Role> OutputRoles(Op op) {
-  if (op == Op::kGradSelfAndTarget) {
-    return {kOut, kGradTargetOut};
+  switch (op) {
+    case Op::kGradSelfAndTarget:
+      return {kOut, kGradTargetOut};
+    case Op::kGradAll:
+      return {kOut, kGradTargetOut, kGradWeightOut, kGradPosWeightOut};
+    default:
+      return {kOut};
   }
-  return {kOut};
 }
 
 std::vector<Role> RolesOf(Op op) {
@@ -85,10 +89,19 @@ std::vector<Role> RolesOf(Op op) {
 }
 
 Op SingleOutputOp(Op op, Role output) {
-  if (op != Op::kGradSelfAndTarget) {
+  if (!IsFused(op)) {
     return op;
   }
-  return output == kOut ? Op::kGradSelf : Op::kGradTarget;
+  switch (output) {
+    case kOut:
+      return Op::kGradSelf;
+    case kGradTargetOut:
+      return Op::kGradTarget;
+    case kGradWeightOut:
+      return Op::kGradWeight;
+    default:
+      return Op::kGradPosWeight;
+  }
 }
 
 Role OwnerOf(Op op, Role output) {
@@ -106,8 +119,10 @@ Role OwnerOf(Op op, Role output) {
 
 namespace {
 
-// The builder keeps the draws of the five single-output operations' cases as they were before kGradSelfAndTarget:
-// what only the latter has (kGradTargetOut) draws nothing for them.
+// The builder keeps the draws of the five single-output operations' cases as they were before the fused gradients,
+// and those of kGradSelfAndTarget's as they were before kGradAll: what only the fused gradients have (kGradTargetOut,
+// and kGradAll's weight gradients, the tall shapes and the weight gradients missing or given on purpose) draws
+// nothing for the others.
 class CaseBuilder {
  public:
   explicit CaseBuilder(uint64_t seed) : random_(seed) {}
@@ -172,9 +187,28 @@ class CaseBuilder {
     }
   }
 
+  // 8193 to 24576 rows (two or three reduction blocks) of 2-6 classes, about 45 % of them beyond the thread pool's
+  // 65536 elements: the gradient of a per-class weight, (classes) or (1, classes), then needs a workspace, and
+  // kGradAll sums it within its pass over dx and dy. ShapeOfAbout's rows are too few for that.
+  Shape TallShape() {
+    tall_ = true;
+    const int64_t classes = random_.Between(2, 6);
+    const int64_t rows = random_.Between(8193, 3 * 8192);
+    if (random_.Chance(0.5)) {
+      return {rows, classes};
+    }
+    const int64_t leading = random_.Between(2, 3);
+    return {leading, rows / leading + 1, classes};
+  }
+
+  Shape PerClassOf(const Shape &self) { return random_.Chance(0.5) ? Shape{self.back()} : Shape{1, self.back()}; }
+
   Shape SelfShape(bool huge) {
     if (huge) {  // a broadcast (stride 0) view of more elements than can be run, or than int32 counts
       return {random_.Pick<int64_t>({(int64_t{1} << 31) + 1, int64_t{1} << 33, int64_t{1} << 40})};
+    }
+    if (c_.op == Op::kGradAll && random_.Chance(0.15)) {
+      return TallShape();
     }
     if (random_.Chance(0.005)) {
       return ShapeOfAbout(random_.Between(65536, 150000));
@@ -239,14 +273,23 @@ class CaseBuilder {
     shapes_[kTarget] = self;
     shapes_[kWeight] = BroadcastableTo(self);
     shapes_[kPosWeight] = BroadcastableTo(self);
+    for (Role role : {kWeight, kPosWeight}) {
+      if (tall_ && random_.Chance(0.5)) {
+        shapes_[role] = PerClassOf(self);
+      }
+    }
     const bool reduced = c_.reduction == 1 || c_.reduction == 2;
     shapes_[kGrad] = random_.Chance(0.7) ? (reduced ? Shape{} : self) : BroadcastableTo(self);
     shapes_[kGradTargetOut] = self;
+    shapes_[kGradWeightOut] = shapes_[kWeight];
+    shapes_[kGradPosWeightOut] = shapes_[kPosWeight];
     present_.fill(true);
     present_[kGrad] = c_.op != Op::kForward;
-    present_[kGradTargetOut] = c_.op == Op::kGradSelfAndTarget;
+    present_[kGradTargetOut] = IsFused(c_.op);
     present_[kWeight] = c_.op == Op::kGradWeight || random_.Chance(0.6);
     present_[kPosWeight] = c_.op == Op::kGradPosWeight || random_.Chance(0.6);
+    present_[kGradWeightOut] = c_.op == Op::kGradAll && present_[kWeight];
+    present_[kGradPosWeightOut] = c_.op == Op::kGradAll && present_[kPosWeight];
     shapes_[kOut] = OutputShape();
   }
 
@@ -309,8 +352,21 @@ class CaseBuilder {
     if (random_.Chance(0.04)) {
       dtypes_[AnyRole()] = UnsupportedDtype();
     }
-    for (bool &present : present_) {
-      present = present && !random_.Chance(0.025);
+    const int drawn_roles = c_.op == Op::kGradAll ? kRoles : kGradWeightOut;  // the others draw as before kGradAll
+    for (int role = 0; role < drawn_roles; ++role) {
+      present_[role] = present_[role] && !random_.Chance(0.025);
+    }
+    if (c_.op == Op::kGradAll) {
+      MismatchWeightGradients();
+    }
+  }
+
+  // kGradAll: a weight gradient given without its input (161002) or missing with it (161001), on purpose.
+  void MismatchWeightGradients() {
+    for (Role gradient : {kGradWeightOut, kGradPosWeightOut}) {
+      if (random_.Chance(0.03)) {
+        present_[gradient] = !present_[OwnerOf(c_.op, gradient)];
+      }
     }
   }
 
@@ -515,8 +571,8 @@ class CaseBuilder {
     }
   }
 
-  // An output as a view of the storage of an argument before it (an input, or gradTarget's over out's) with the
-  // same shape: exactly that argument's view, or shifted by one element.
+  // An output as a view of the storage of an argument before it (an input, or another output's) with the same
+  // shape: exactly that argument's view, or shifted by one element.
   void AliasOutput(Role output) {
     std::vector<Role> donors;
     for (int role = 0; role < output; ++role) {
@@ -554,6 +610,7 @@ class CaseBuilder {
   std::array<Shape, kRoles> shapes_;
   std::array<int32_t, kRoles> dtypes_ = {};
   std::array<bool, kRoles> present_ = {};
+  bool tall_ = false;  // self is a TallShape
 };
 
 }  // namespace

@@ -35,11 +35,22 @@ class Random {
   std::mt19937_64 engine_;
 };
 
-// The tensor arguments, in the order of the C signatures. Only kGradSelfAndTarget has kGradTargetOut, its second
-// output; out is its gradSelf.
-enum Role { kGrad, kSelf, kTarget, kWeight, kPosWeight, kOut, kGradTargetOut, kRoles };
-inline const char *const kRoleNames[kRoles] = {"gradOutput", "self", "target", "weight", "posWeight", "out",
-                                               "gradTarget"};
+// The tensor arguments, in the order of the C signatures. Only the fused gradients have kGradTargetOut, their second
+// output (out is their gradSelf), and only kGradAll the weight gradients kGradWeightOut and kGradPosWeightOut.
+enum Role {
+  kGrad,
+  kSelf,
+  kTarget,
+  kWeight,
+  kPosWeight,
+  kOut,
+  kGradTargetOut,
+  kGradWeightOut,
+  kGradPosWeightOut,
+  kRoles
+};
+inline const char *const kRoleNames[kRoles] = {"gradOutput", "self",       "target",     "weight",       "posWeight",
+                                               "out",        "gradTarget", "gradWeight", "gradPosWeight"};
 constexpr Role kInputRoles[] = {kGrad, kSelf, kTarget, kWeight, kPosWeight};
 
 // How phase 2 is called after a successful phase 1.
@@ -64,8 +75,9 @@ struct Case {
   int64_t reduction = 0;
   std::array<std::optional<Descriptor>, kRoles> tensors;  // nullopt: the argument is nullptr
   std::array<size_t, kRoles> storage_bytes = {};          // of each tensor's own storage
-  // Whose storage each tensor's view is over: its own, or for an output, an input's or the other output's.
-  std::array<Role, kRoles> storage_of = {kGrad, kSelf, kTarget, kWeight, kPosWeight, kOut, kGradTargetOut};
+  // Whose storage each tensor's view is over: its own, or for an output, an input's or another output's.
+  std::array<Role, kRoles> storage_of = {kGrad, kSelf,          kTarget,        kWeight,          kPosWeight,
+                                         kOut,  kGradTargetOut, kGradWeightOut, kGradPosWeightOut};
   bool null_workspace_size = false;
   bool null_executor = false;
   bool destroy_tensors_before_run = false;
@@ -82,15 +94,16 @@ Case BuildCase(uint64_t seed, std::optional<Op> op = std::nullopt);
 // The case in words, for findings.
 std::string Describe(const Case &c);
 
-// Whether the operation needs the tensor (an optional one may be nullptr).
+// Whether the operation needs the tensor (an optional one may be nullptr). kGradAll's weight gradients are needed
+// where their inputs are given, and must be nullptr where not.
 bool IsRequired(Op op, Role role);
 
 // The roles of op's arguments (tensors before outputs) and of its outputs, in the order of its C signature.
 std::vector<Role> RolesOf(Op op);
 std::vector<Role> OutputRoles(Op op);
 
-// The single-output operation that computes op's output bit for bit: op itself, or dx (out) and dy (gradTarget)
-// for kGradSelfAndTarget.
+// The single-output operation that computes op's output bit for bit: op itself, or for the fused gradients dx
+// (out), dy (gradTarget), dw (gradWeight) and dp (gradPosWeight).
 Op SingleOutputOp(Op op, Role output);
 
 // The tensor whose dtype and shape an output has (DESIGN.md §3: each gradient has its argument's dtype).

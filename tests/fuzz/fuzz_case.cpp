@@ -26,14 +26,27 @@ constexpr int64_t kMaxRunElements = int64_t{1} << 18;  // larger planned problem
 constexpr size_t kMaxOpRank = 8;
 constexpr uint64_t kMaxPrintedFindings = 40;
 constexpr double kMemcpyChance = 0.05;  // of a case also calling aclrtMemcpy once
-// Of a case also running a case of kGradSelfAndTarget (built from its own seed, as often as each other operation),
-// and of the executor of a single-output operation being handed to kGradSelfAndTarget's phase 2.
-constexpr double kGradSelfAndTargetChance = 1.0 / kSingleOutputOpCount;
-constexpr double kOtherOpIsGradSelfAndTargetChance = 1.0 / kSingleOutputOpCount;
+// Of a case also running a case of each fused gradient (built from its own seed, as often as each single-output
+// operation), and of an executor handed to another operation's phase 2 going to each fused gradient's.
+constexpr double kFusedCaseChance = 1.0 / kSingleOutputOpCount;
+constexpr double kOtherOpIsFusedChance = 1.0 / kSingleOutputOpCount;
 
 // A case's random streams, as offsets from its seed (the builder's is the seed itself). Each stream makes the same
 // draws whatever the others do, so a stream added later leaves the cases of a seed as they were.
-enum Stream : uint64_t { kValues = 1, kPhaseTwo = 2, kMemcpy = 3, kGradSelfAndTargetCase = 4, kOtherOp = 5 };
+enum Stream : uint64_t {
+  kValues = 1,
+  kPhaseTwo = 2,
+  kMemcpy = 3,
+  kGradSelfAndTargetCase = 4,
+  kOtherOp = 5,
+  kGradAllCase = 6
+};
+
+// The fused gradients whose cases go with a case, each from a stream of its own.
+constexpr struct {
+  Op op;
+  Stream stream;
+} kCompanions[] = {{Op::kGradSelfAndTarget, kGradSelfAndTargetCase}, {Op::kGradAll, kGradAllCase}};
 
 uint64_t SplitMix(uint64_t value) {
   value += 0x9E3779B97F4A7C15ull;
@@ -58,7 +71,7 @@ int CreationFailureStatus(const std::string &message) {
   return -1;
 }
 
-bool IsOutput(Role role) { return role == kOut || role == kGradTargetOut; }
+bool IsOutput(Role role) { return role >= kOut; }
 
 bool BroadcastsTo(const Shape &shape, const Shape &to) {
   if (shape.size() > to.size()) {
@@ -150,7 +163,7 @@ class CaseRunner {
       : seed_(seed), index_(index), case_seed_(case_seed), stats_(stats), case_(BuildCase(case_seed_, op)) {}
 
   // Case `index_` of the campaign: its own call, then, on streams of their own, perhaps one aclrtMemcpy and a
-  // call of kGradSelfAndTarget.
+  // call of each fused gradient.
   void Run() {
     ++stats_->cases;
     RunCall();
@@ -158,9 +171,11 @@ class CaseRunner {
     if (memcpy_random.Chance(kMemcpyChance)) {
       CheckMemcpy(memcpy_random);
     }
-    Random companion(case_seed_ + kGradSelfAndTargetCase);
-    if (companion.Chance(kGradSelfAndTargetChance)) {
-      CaseRunner(seed_, index_, companion.Bits(), Op::kGradSelfAndTarget, stats_).RunCall();
+    for (const auto &[op, stream] : kCompanions) {
+      Random companion(case_seed_ + stream);
+      if (companion.Chance(kFusedCaseChance)) {
+        CaseRunner(seed_, index_, companion.Bits(), op, stats_).RunCall();
+      }
     }
   }
 
@@ -358,13 +373,21 @@ class CaseRunner {
 
   // The status DESIGN.md §4 gives the call, checks in the seed document's order: null pointers (161001), then
   // dtypes, reduction, ranks and shapes (161002); each check goes through the arguments in the C signature's order.
+  // kGradAll's weight gradients go with their inputs: one missing with its input is a null output (161001), one
+  // given without its input fails the first 161002 check (the header leaves that check's place open; this is the
+  // adapter's).
   PlanExpectation ExpectedPlan() const {
     const Op op = case_.op;
-    const std::vector<Role> roles = RolesOf(op);
+    std::vector<Role> roles = RolesOf(op);
     const auto failing = [&](auto &&fails) -> std::optional<Role> {
       const auto found = std::find_if(roles.begin(), roles.end(), [&](Role role) { return fails(role); });
       return found == roles.end() ? std::nullopt : std::optional<Role>(*found);
     };
+    // The call checks every argument but the gradients of inputs it does not get (kGradAll's weight gradients only:
+    // the other outputs' owners are required).
+    const auto of_no_input = [&](Role r) { return IsOutput(r) && Passed(OwnerOf(op, r)) == nullptr; };
+    const std::optional<Role> without_its_input = failing([&](Role r) { return of_no_input(r) && Passed(r); });
+    roles.erase(std::remove_if(roles.begin(), roles.end(), of_no_input), roles.end());
     if (auto role = failing([&](Role r) { return IsRequired(op, r) && Passed(r) == nullptr; })) {
       return {ACLNN_ERR_PARAM_NULLPTR, role};
     }
@@ -373,6 +396,9 @@ class CaseRunner {
     }
     if (auto role = failing([&](Role r) { return Passed(r) != nullptr && Passed(r)->null_data && NumelOf(r) > 0; })) {
       return {ACLNN_ERR_PARAM_NULLPTR, role};
+    }
+    if (without_its_input) {
+      return {ACLNN_ERR_PARAM_INVALID, without_its_input};
     }
     if (auto role = failing([&](Role r) { return Passed(r) != nullptr && !IsSupportedDtype(Passed(r)->dtype); })) {
       return {ACLNN_ERR_PARAM_INVALID, role};
@@ -413,7 +439,8 @@ class CaseRunner {
 
   // The name the messages of op give an output.
   const char *OutputName(Role output) const {
-    return output == kOut ? ApiOf(case_.op).out_name : ApiOf(case_.op).grad_target_name;
+    const std::vector<Role> outputs = OutputRoles(case_.op);
+    return ApiOf(case_.op).output_names[std::find(outputs.begin(), outputs.end(), output) - outputs.begin()];
   }
 
   // A failure about an output must say which one: its message goes on with the output's name.
@@ -451,7 +478,8 @@ class CaseRunner {
     aclOpExecutor *executor = reinterpret_cast<aclOpExecutor *>(&not_an_executor);
     const int status = Checked(api.plan_name, {expected}, [&] {
       return api.plan(handles_[kGrad], handles_[kSelf], handles_[kTarget], handles_[kWeight], handles_[kPosWeight],
-                      case_.reduction, handles_[kOut], handles_[kGradTargetOut],
+                      case_.reduction, handles_[kOut], handles_[kGradTargetOut], handles_[kGradWeightOut],
+                      handles_[kGradPosWeightOut],
                       case_.null_workspace_size ? nullptr : &workspace_bytes,
                       case_.null_executor ? nullptr : &executor);
     });
@@ -491,16 +519,24 @@ class CaseRunner {
     return stream;
   }
 
-  // An operation other than the case's, whose phase 2 gets the case's executor. The single-output operations keep
-  // their draw on the phase-2 stream and take kGradSelfAndTarget instead on a stream of its own.
+  // An operation other than the case's, whose phase 2 gets the case's executor: a single-output operation, drawn on
+  // the phase-2 stream as before the fused gradients, or instead a fused gradient, each in turn drawn on a stream of
+  // its own (so a single-output case hands its executor to kGradSelfAndTarget where it did before kGradAll).
   Op OtherOp(Random &phase_two) const {
-    if (case_.op == Op::kGradSelfAndTarget) {
-      return static_cast<Op>(phase_two.Between(0, kSingleOutputOpCount - 1));
+    Op single;
+    if (IsFused(case_.op)) {
+      single = static_cast<Op>(phase_two.Between(0, kSingleOutputOpCount - 1));
+    } else {
+      const int shift = static_cast<int>(phase_two.Between(1, kSingleOutputOpCount - 1));
+      single = static_cast<Op>((static_cast<int>(case_.op) + shift) % kSingleOutputOpCount);
     }
-    const int shift = static_cast<int>(phase_two.Between(1, kSingleOutputOpCount - 1));
-    const Op single = static_cast<Op>((static_cast<int>(case_.op) + shift) % kSingleOutputOpCount);
     Random own(case_seed_ + kOtherOp);
-    return own.Chance(kOtherOpIsGradSelfAndTargetChance) ? Op::kGradSelfAndTarget : single;
+    for (Op fused : kFusedOps) {
+      if (fused != case_.op && own.Chance(kOtherOpIsFusedChance)) {
+        return fused;
+      }
+    }
+    return single;
   }
 
   bool RunPhaseTwo(aclOpExecutor *executor, uint64_t needed) {
@@ -645,12 +681,25 @@ class CaseRunner {
 
   // ---- checks after the call ----
 
+  // The outputs the call got (created, not nullptr): a successful call got every output of op but, for kGradAll, the
+  // gradients of the weights it did not get, whose descriptors may be there all the same (ones aclCreateTensor
+  // rejected).
+  std::vector<Role> GivenOutputs() const {
+    std::vector<Role> given;
+    for (Role output : OutputRoles(case_.op)) {
+      if (passed_[output]) {
+        given.push_back(output);
+      }
+    }
+    return given;
+  }
+
   // Which bytes of the storage of `owner` the call may have written: those of the output views over it, when phase 2
   // computed them.
   std::vector<bool> WritableBytes(Role owner, bool computed) const {
     std::vector<bool> writable(storages_[owner]->size(), false);
-    for (Role output : OutputRoles(case_.op)) {
-      if (!computed || !case_.tensors[output] || case_.storage_of[output] != owner) {
+    for (Role output : GivenOutputs()) {
+      if (!computed || case_.storage_of[output] != owner) {
         continue;
       }
       const Descriptor &view = *case_.tensors[output];
@@ -680,10 +729,10 @@ class CaseRunner {
     }
   }
 
-  // Whether an output's view shares memory with an input, the other output or itself: its results are then not
+  // Whether an output's view shares memory with an input, another output or itself: its results are then not
   // defined element by element, and are not compared.
   bool OutputsOverlap() const {
-    for (Role output : OutputRoles(case_.op)) {
+    for (Role output : GivenOutputs()) {
       if (!OwnsStorage(output)) {
         return true;
       }
@@ -721,11 +770,11 @@ class CaseRunner {
     const test::RefResult reference = test::Reference(problem);
     const double numel = static_cast<double>(test::NumelOf(problem.x.shape));
     bool compared = true;
-    for (Role output : OutputRoles(case_.op)) {
+    for (Role output : GivenOutputs()) {
       compared = CompareWithReference(output, reference, magnitudes, numel) && compared;
     }
     stats_->runs_not_compared += compared ? 0 : 1;
-    if (case_.op == Op::kGradSelfAndTarget) {
+    if (IsFused(case_.op)) {
       CheckEqualsSingleOutputOps();
     }
   }
@@ -772,12 +821,12 @@ class CaseRunner {
     return ElementErrorBound(single, magnitudes) * summed * scale;
   }
 
-  // ---- kGradSelfAndTarget against dx and dy ----
+  // ---- the fused gradients against the single-output operations ----
 
-  // Each output of kGradSelfAndTarget must be, bit for bit, what its single-output operation writes into the same
+  // Each output of a fused gradient must be, bit for bit, what its single-output operation writes into the same
   // view over a copy of the output's storage as it was before the call (inputs included that are not finite).
   void CheckEqualsSingleOutputOps() {
-    for (Role output : OutputRoles(case_.op)) {
+    for (Role output : GivenOutputs()) {
       const Op single = SingleOutputOp(case_.op, output);
       Storage separate = snapshots_[output];
       if (RunSingleOutputOp(single, output, &separate) && separate != *storages_[output]) {
@@ -813,8 +862,8 @@ class CaseRunner {
     aclOpExecutor *executor = nullptr;
     bool ran = Checked(api.plan_name, {ACLNN_SUCCESS}, [&] {
                  return api.plan(tensors[kGrad], tensors[kSelf], tensors[kTarget], tensors[kWeight],
-                                 tensors[kPosWeight], case_.reduction, tensors[kOut], nullptr, &workspace_bytes,
-                                 &executor);
+                                 tensors[kPosWeight], case_.reduction, tensors[kOut], nullptr, nullptr, nullptr,
+                                 &workspace_bytes, &executor);
                }) == ACLNN_SUCCESS;
     if (ran) {
       Workspace workspace(workspace_bytes, false);

@@ -1,10 +1,11 @@
 // One fuzz case: a random call of one of the five single-output two-phase operations, with random tensor
 // descriptors, some of them broken on purpose, and a random way of using phase 2 (drawn by case_builder.h); in
-// about one case in five, also such a call of the sixth, aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward
-// (two outputs), drawn from a seed of its own. The case predicts every status from DESIGN.md §4 (independently of
-// the adapter's code), checks each status and error message, checks that no buffer changes except the output views
-// of a successful run, and compares the results of valid calls with the float64 reference of tests/native (and
-// those of the sixth operation bit for bit with the two single gradients).
+// about one case in five each, also such a call of a fused gradient, each drawn from a seed of its own:
+// aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward (two outputs) and
+// aclnnBinaryCrossEntropyWithLogitsAllBackward (two to four). The case predicts every status from DESIGN.md §4
+// (independently of the adapter's code), checks each status and error message, checks that no buffer changes except
+// the output views of a successful run, and compares the results of valid calls with the float64 reference of
+// tests/native (and those of the fused gradients bit for bit with the single gradients).
 #ifndef MS_BCEWL_TESTS_FUZZ_FUZZ_CASE_H_
 #define MS_BCEWL_TESTS_FUZZ_FUZZ_CASE_H_
 

@@ -1,6 +1,7 @@
 #include "ops.h"
 
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
+#include "aclnnop/aclnn_binary_cross_entropy_with_logits_all_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_self_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h"
@@ -11,24 +12,34 @@ namespace {
 
 aclnnStatus PlanForward(const aclTensor * /*grad_output*/, const aclTensor *self, const aclTensor *target,
                         const aclTensor *weight, const aclTensor *pos_weight, int64_t reduction, aclTensor *out,
-                        aclTensor * /*grad_target*/, uint64_t *workspace_size, aclOpExecutor **executor) {
+                        aclTensor * /*grad_target*/, aclTensor * /*grad_weight*/, aclTensor * /*grad_pos_weight*/,
+                        uint64_t *workspace_size, aclOpExecutor **executor) {
   return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(self, target, weight, pos_weight, reduction, out,
                                                            workspace_size, executor);
 }
 
-// A gradient with one output under the common signature (which ignores grad_target).
+aclnnStatus PlanSelfAndTarget(const aclTensor *grad_output, const aclTensor *self, const aclTensor *target,
+                              const aclTensor *weight, const aclTensor *pos_weight, int64_t reduction,
+                              aclTensor *out, aclTensor *grad_target, aclTensor * /*grad_weight*/,
+                              aclTensor * /*grad_pos_weight*/, uint64_t *workspace_size, aclOpExecutor **executor) {
+  return aclnnBinaryCrossEntropyWithLogitsSelfTargetBackwardGetWorkspaceSize(
+      grad_output, self, target, weight, pos_weight, reduction, out, grad_target, workspace_size, executor);
+}
+
+// A gradient with one output under the common signature (which ignores the other outputs).
 #define MS_BCEWL_GRADIENT_API(short_name, plan, run, out_name)                                                  \
   {short_name, #plan, #run,                                                                                     \
    [](const aclTensor *grad_output, const aclTensor *self, const aclTensor *target, const aclTensor *weight,    \
       const aclTensor *pos_weight, int64_t reduction, aclTensor *out, aclTensor * /*grad_target*/,              \
-      uint64_t *workspace_size, aclOpExecutor **executor) {                                                     \
+      aclTensor * /*grad_weight*/, aclTensor * /*grad_pos_weight*/, uint64_t *workspace_size,                   \
+      aclOpExecutor **executor) {                                                                               \
      return plan(grad_output, self, target, weight, pos_weight, reduction, out, workspace_size, executor);     \
    },                                                                                                           \
-   run, out_name, nullptr}
+   run, {out_name}}
 
 const OpApi kApis[kOpCount] = {
     {"forward", "aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize", "aclnnBinaryCrossEntropyWithLogits",
-     PlanForward, aclnnBinaryCrossEntropyWithLogits, "out", nullptr},
+     PlanForward, aclnnBinaryCrossEntropyWithLogits, {"out"}},
     MS_BCEWL_GRADIENT_API("dx", aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize,
                           aclnnBinaryCrossEntropyWithLogitsBackward, "out"),
     MS_BCEWL_GRADIENT_API("dy", aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize,
@@ -38,9 +49,12 @@ const OpApi kApis[kOpCount] = {
     MS_BCEWL_GRADIENT_API("dp", aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorkspaceSize,
                           aclnnBinaryCrossEntropyWithLogitsPosWeightBackward, "gradPosWeight"),
     {"dx+dy", "aclnnBinaryCrossEntropyWithLogitsSelfTargetBackwardGetWorkspaceSize",
-     "aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward",
-     aclnnBinaryCrossEntropyWithLogitsSelfTargetBackwardGetWorkspaceSize,
-     aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward, "gradSelf", "gradTarget"},
+     "aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward", PlanSelfAndTarget,
+     aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward, {"gradSelf", "gradTarget"}},
+    {"dx+dy+dw+dp", "aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize",
+     "aclnnBinaryCrossEntropyWithLogitsAllBackward", aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize,
+     aclnnBinaryCrossEntropyWithLogitsAllBackward,
+     {"gradSelf", "gradTarget", "gradWeightOptional", "gradPosWeightOptional"}},
 };
 
 #undef MS_BCEWL_GRADIENT_API

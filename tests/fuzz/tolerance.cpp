@@ -48,8 +48,11 @@ double ElementErrorBound(Op op, const Magnitudes &m) {
     case Op::kGradPosWeight:
       terms = m.w * m.y * log_sigmoid * m.g;
       break;
-    case Op::kGradSelfAndTarget:  // each output has its own bound; this is the larger
+    case Op::kGradSelfAndTarget:  // each output has its own bound; this is the largest
       return std::fmax(ElementErrorBound(Op::kGradSelf, m), ElementErrorBound(Op::kGradTarget, m));
+    case Op::kGradAll:
+      return std::fmax(ElementErrorBound(Op::kGradSelfAndTarget, m),
+                       std::fmax(ElementErrorBound(Op::kGradWeight, m), ElementErrorBound(Op::kGradPosWeight, m)));
   }
   return kFloat32Roundings * kFloat32Epsilon * terms;
 }

@@ -64,7 +64,7 @@ bool UntouchedOutsideView(const HostTensor &out) {
 
 // Calls check(setting) on every ISA the machine has and thread counts 1, 2 and 4.
 void ForEveryIsaAndThreadCount(const std::function<void(const std::string &)> &check) {
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa isa : ms_bcewl::kernel::kIsas) {
     if (!Hooks().force_isa(isa)) {
       continue;
     }

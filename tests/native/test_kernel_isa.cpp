@@ -38,21 +38,11 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 const ms_bcewl::kernel::KernelTestingHooks &Hooks() { return *msBcewlKernelTestingHooks(); }
 
-const char *IsaName(Isa isa) {
-  switch (isa) {
-    case Isa::kScalar:
-      return "scalar";
-    case Isa::kAvx2:
-      return "avx2";
-    case Isa::kAvx512:
-      return "avx512";
-  }
-  return "?";
-}
+const char *IsaName(Isa isa) { return ms_bcewl::kernel::kIsaNames[static_cast<int>(isa)]; }
 
 std::vector<Isa> AvailableIsas() {
   std::vector<Isa> isas;
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa isa : ms_bcewl::kernel::kIsas) {
     if (Hooks().isa_available(isa)) {
       isas.push_back(isa);
     }

@@ -1,8 +1,9 @@
 // The host kernel driver: ComputeElementwise, ComputeReduction and Fill of bcewl_kernel.h over the per-ISA kernels
 // of isa_kernels.h, in one pass over memory per call and on the threads of thread_pool.h.
 //
-// ISA: the best of avx512, avx2, scalar that is compiled in and that the CPU supports (__builtin_cpu_supports),
-// chosen once; MS_BCEWL_ISA=scalar|avx2|avx512 (read once, at the first call) caps the choice.
+// ISA: the best of avx512bf16, avx512, avx2, scalar that is compiled in and that the CPU supports
+// (__builtin_cpu_supports), chosen once; MS_BCEWL_ISA=scalar|avx2|avx512|avx512bf16 (read once, at the first call)
+// caps the choice.
 //
 // Operands. Each input is classified once per call: absent (reads as 1) or constant (all strides 0 over the
 // non-trivial dims: a scalar weight) come from a buffer filled once per task; linear (offset == linear index:
@@ -24,6 +25,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "kernel/bcewl_kernel.h"
@@ -90,6 +92,9 @@ bool CpuSupports(Isa isa) {
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
     case Isa::kAvx512:
       return __builtin_cpu_supports("avx512f");
+    case Isa::kAvx512BFloat16:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("avx512bf16");
   }
   return false;
 #else
@@ -109,17 +114,19 @@ const IsaKernels *AvailableKernels(Isa isa) {
     case Isa::kAvx512:
       kernels = Avx512Kernels();
       break;
+    case Isa::kAvx512BFloat16:
+      kernels = Avx512BFloat16Kernels();
+      break;
   }
   return kernels != nullptr && CpuSupports(isa) ? kernels : nullptr;
 }
 
 const IsaKernels &AutomaticKernels() {
   static const IsaKernels *const chosen = [] {
-    int cap = static_cast<int>(Isa::kAvx512);
+    int cap = static_cast<int>(std::size(kIsas)) - 1;
     if (const char *name = std::getenv("MS_BCEWL_ISA")) {
-      const char *const names[] = {"scalar", "avx2", "avx512"};
-      for (int isa = 0; isa < 3; ++isa) {
-        cap = std::strcmp(name, names[isa]) == 0 ? isa : cap;
+      for (int isa = 0; isa < static_cast<int>(std::size(kIsaNames)); ++isa) {
+        cap = std::strcmp(name, kIsaNames[isa]) == 0 ? isa : cap;
       }
     }
     for (int isa = cap; isa > 0; --isa) {
@@ -531,20 +538,6 @@ void FoldRowLanes(const Reduction &reduction, int64_t block, const RowBlock &row
   }
 }
 
-// The partials of block `block` of every output; lanes: kSumLanes rows of `outputs` lane sums, as scratch.
-void SumRowBlock(const Plan &plan, Stager &stager, const Reduction &reduction, Quantity quantity, float g_scale,
-                 int64_t block, std::vector<double> &lanes, double *partials) {
-  const int64_t columns = reduction.outputs;
-  const RowBlock rows = RowBlockOf(reduction, block);
-  std::fill(lanes.begin(), lanes.end(), 0.0);
-  ForEachChunk(rows.first_row * columns, (rows.first_row + rows.rows) * columns, [&](int64_t first, int64_t count) {
-    float *values = stager.SumValues(0);
-    plan.kernels->values(quantity, count, stager.Inputs(first, count), g_scale, values);
-    AddToRowLanes(*plan.kernels, values, first, count, columns, rows, lanes.data());
-  });
-  FoldRowLanes(reduction, block, rows, lanes.data(), partials);
-}
-
 // Where the block partials of a reduction go: the caller's workspace, or (with one block per output, when the
 // caller's workspace has 0 bytes: ReductionWorkspaceBytes) `own`.
 double *PartialsOf(const Reduction &reduction, double *workspace, std::vector<double> &own) {
@@ -555,21 +548,77 @@ double *PartialsOf(const Reduction &reduction, double *workspace, std::vector<do
   return own.data();
 }
 
+// Reductions that sum row by row over one pass of a problem: [0] and [1] (that of weight and that of pos_weight in
+// ComputeGradients; a single one in [0] otherwise), null where absent, all with the same outputs (columns), with
+// where their block partials go.
+struct RowSums {
+  const Reduction *joined[2] = {};
+  double *partials[2] = {};
+
+  const Reduction *First() const { return joined[0] != nullptr ? joined[0] : joined[1]; }
+};
+
+// The reductions of `sums` over the problem, row block by row block: compute(stager, first, count, values) fills
+// values[k] (where sums.joined[k]) with the contributions of elements [first, first + count), and may write
+// elementwise outputs of the plan. Each block's lanes get the values in the order of bcewl_kernel.h; the totals
+// are multiplied by total_scale.
+template <class Compute>
+void SumRowBlocks(const Plan &plan, const Problem &problem, const RowSums &sums, double total_scale,
+                  Compute &&compute) {
+  const Reduction &first = *sums.First();
+  const int64_t columns = first.outputs;
+  const int tasks = TaskCount(problem.numel, first.blocks_per_output);
+  ForEachPiece(plan, tasks, problem.numel, first.blocks_per_output, 1,
+               [&](Stager &stager, int64_t first_block, int64_t last_block) {
+                 std::vector<double> lanes[2];
+                 float *values[2] = {};
+                 for (int k = 0; k < 2; ++k) {
+                   if (sums.joined[k] != nullptr) {
+                     lanes[k].resize(static_cast<size_t>(kSumLanes * columns));
+                     values[k] = stager.SumValues(k);
+                   }
+                 }
+                 for (int64_t block = first_block; block < last_block; ++block) {
+                   const RowBlock rows = RowBlockOf(first, block);
+                   for (std::vector<double> &sum_lanes : lanes) {
+                     std::fill(sum_lanes.begin(), sum_lanes.end(), 0.0);
+                   }
+                   ForEachChunk(rows.first_row * columns, (rows.first_row + rows.rows) * columns,
+                                [&](int64_t element, int64_t count) {
+                                  compute(stager, element, count, values);
+                                  for (int k = 0; k < 2; ++k) {
+                                    if (values[k] != nullptr) {
+                                      AddToRowLanes(*plan.kernels, values[k], element, count, columns, rows,
+                                                    lanes[k].data());
+                                    }
+                                  }
+                                });
+                   for (int k = 0; k < 2; ++k) {
+                     if (sums.joined[k] != nullptr) {
+                       FoldRowLanes(*sums.joined[k], block, rows, lanes[k].data(), sums.partials[k]);
+                     }
+                   }
+                 }
+               });
+  for (int k = 0; k < 2; ++k) {
+    if (sums.joined[k] != nullptr) {
+      StoreBlockTotals(*sums.joined[k], total_scale, sums.partials[k]);
+    }
+  }
+}
+
 // ComputeReduction for SumsRowByRow: `values` of a gradient take g * g_scale, as sums do.
 void ComputeRowByRowReduction(const Reduction &reduction, Quantity quantity, float g_scale, double total_scale,
                               double *workspace) {
   const Plan plan = MakePlan(reduction.natural, nullptr, 0, false);
   std::vector<double> own_partials;
-  workspace = PartialsOf(reduction, workspace, own_partials);
-  const int tasks = TaskCount(reduction.natural.numel, reduction.blocks_per_output);
-  ForEachPiece(plan, tasks, reduction.natural.numel, reduction.blocks_per_output, 1,
-               [&](Stager &stager, int64_t first, int64_t last) {
-                 std::vector<double> lanes(static_cast<size_t>(kSumLanes * reduction.outputs));
-                 for (int64_t block = first; block < last; ++block) {
-                   SumRowBlock(plan, stager, reduction, quantity, g_scale, block, lanes, workspace);
-                 }
+  RowSums sums;
+  sums.joined[0] = &reduction;
+  sums.partials[0] = PartialsOf(reduction, workspace, own_partials);
+  SumRowBlocks(plan, reduction.natural, sums, total_scale,
+               [&](Stager &stager, int64_t first, int64_t count, float *const *values) {
+                 plan.kernels->values(quantity, count, stager.Inputs(first, count), g_scale, values[0]);
                });
-  StoreBlockTotals(reduction, total_scale, workspace);
 }
 
 // Elementwise work into `out_count` outputs: compute(kernels, count, inputs, values) fills values[k] with the
@@ -600,71 +649,23 @@ void ComputeOutputs(const Problem &problem, const Destination *outs, int out_cou
 
 // ---- the gradients of every input in one pass ----
 
-// The weight gradients that join the elementwise pass of ComputeGradients: [0] that of weight, [1] that of
-// pos_weight, null where it does not join; with where their block partials go.
-struct RowSums {
-  const Reduction *joined[2] = {};
-  double *partials[2] = {};
-
-  const Reduction *First() const { return joined[0] != nullptr ? joined[0] : joined[1]; }
-};
-
-// A weight gradient joins the pass when it sums row by row with the columns of one already in, and its row blocks
-// (the pieces the pass then hands out) are at least as many as the tasks of an elementwise pass.
+// A weight gradient joins the pass of dx and dy when it sums row by row with the columns of one already in, and
+// its row blocks (the pieces the pass then hands out) are at least as many as the tasks of an elementwise pass.
 bool JoinsThePass(const Reduction &reduction, const RowSums &sums) {
   const int64_t numel = reduction.natural.numel;
   return SumsRowByRow(reduction) && (sums.First() == nullptr || reduction.outputs == sums.First()->outputs) &&
          TaskCount(numel, reduction.blocks_per_output) >= TaskCount(numel, (numel + kChunk - 1) / kChunk);
 }
 
-// dx and dy elementwise, and the weight gradients that joined, summed row block by row block: each block's lanes
-// get the same values in the same order as in SumRowBlock.
+// dx and dy into outs, and the weight gradients that joined, from one exp per element.
 void ComputeGradientsWithRowSums(const Problem &problem, float scale, const Destination *outs, const RowSums &sums) {
   const Plan plan = MakePlan(problem, outs, 2, true);
-  const Reduction &first = *sums.First();
-  const int64_t columns = first.outputs;
-  const int tasks = TaskCount(problem.numel, first.blocks_per_output);
-  ForEachPiece(plan, tasks, problem.numel, first.blocks_per_output, 1,
-               [&](Stager &stager, int64_t first_block, int64_t last_block) {
-                 std::vector<double> lanes[2];
-                 for (int k = 0; k < 2; ++k) {
-                   lanes[k].resize(sums.joined[k] != nullptr ? static_cast<size_t>(kSumLanes * columns) : 0);
-                 }
-                 for (int64_t block = first_block; block < last_block; ++block) {
-                   const RowBlock rows = RowBlockOf(first, block);
-                   for (std::vector<double> &sum_lanes : lanes) {
-                     std::fill(sum_lanes.begin(), sum_lanes.end(), 0.0);
-                   }
-                   ForEachChunk(rows.first_row * columns, (rows.first_row + rows.rows) * columns,
-                                [&](int64_t element, int64_t count) {
-                                  float *values[2] = {};
-                                  for (int k = 0; k < 2; ++k) {
-                                    values[k] = sums.joined[k] != nullptr ? stager.SumValues(k) : nullptr;
-                                  }
-                                  plan.kernels->gradients(count, stager.Inputs(element, count), scale,
-                                                          stager.OutputValues(0, element),
-                                                          stager.OutputValues(1, element), values[0], values[1]);
-                                  stager.StoreOutput(0, element, count);
-                                  stager.StoreOutput(1, element, count);
-                                  for (int k = 0; k < 2; ++k) {
-                                    if (values[k] != nullptr) {
-                                      AddToRowLanes(*plan.kernels, values[k], element, count, columns, rows,
-                                                    lanes[k].data());
-                                    }
-                                  }
-                                });
-                   for (int k = 0; k < 2; ++k) {
-                     if (sums.joined[k] != nullptr) {
-                       FoldRowLanes(*sums.joined[k], block, rows, lanes[k].data(), sums.partials[k]);
-                     }
-                   }
-                 }
-               });
-  for (int k = 0; k < 2; ++k) {
-    if (sums.joined[k] != nullptr) {
-      StoreBlockTotals(*sums.joined[k], 1.0, sums.partials[k]);
-    }
-  }
+  SumRowBlocks(plan, problem, sums, 1.0, [&](Stager &stager, int64_t first, int64_t count, float *const *values) {
+    plan.kernels->gradients(count, stager.Inputs(first, count), scale, stager.OutputValues(0, first),
+                            stager.OutputValues(1, first), values[0], values[1]);
+    stager.StoreOutput(0, first, count);
+    stager.StoreOutput(1, first, count);
+  });
 }
 
 }  // namespace

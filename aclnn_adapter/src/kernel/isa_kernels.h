@@ -4,6 +4,7 @@
 //   bcewl_kernel_plain.cpp   scalar, std::exp / std::log1p (the reference path; its top comment has the numerics)
 //   bcewl_kernel_avx2.cpp    AVX2 + FMA + F16C, 8 lanes
 //   bcewl_kernel_avx512.cpp  AVX-512F, 16 lanes
+//   bcewl_kernel_avx512_bf16.cpp  the same with AVX512_BF16's bfloat16 rounding (avx512_policy.h)
 // The driver picks one at run time from what the CPU supports, so the library runs on any x86-64 (and elsewhere,
 // where only the scalar one is compiled in).
 //
@@ -22,7 +23,11 @@
 
 namespace ms_bcewl::kernel {
 
-enum class Isa : uint8_t { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+enum class Isa : uint8_t { kScalar = 0, kAvx2 = 1, kAvx512 = 2, kAvx512BFloat16 = 3 };
+
+// Every ISA, from the baseline up; MS_BCEWL_ISA names them (kIsaNames) to cap the automatic choice.
+constexpr Isa kIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAvx512BFloat16};
+constexpr const char *kIsaNames[] = {"scalar", "avx2", "avx512", "avx512bf16"};
 
 // Maximum error, in units in the last place of the float32 result, of the SIMD exp(t) for t <= 0 (including the
 // subnormal range and -inf) and of the SIMD log1p(e) for e in [0, 1], against float64.
@@ -94,6 +99,7 @@ struct IsaKernels {
 const IsaKernels &ScalarKernels();
 const IsaKernels *Avx2Kernels();    // nullptr where the compiler could not build it
 const IsaKernels *Avx512Kernels();  // nullptr where the compiler could not build it
+const IsaKernels *Avx512BFloat16Kernels();  // nullptr where the compiler could not build it
 
 }  // namespace ms_bcewl::kernel
 
