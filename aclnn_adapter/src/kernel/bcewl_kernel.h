@@ -81,6 +81,8 @@ uint64_t ReductionWorkspaceBytes(const Reduction &reduction);
 
 // out[o] = cast(scale * sum of value(i) over the contributions to o), summed in the order described above. For the
 // gradients, scale enters through g (float32) as in ComputeElementwise; the loss's sum is scaled in float64.
+// A gradient with one contribution per output (a weight of self's shape) has nothing to sum: out[o] is that
+// contribution, as ComputeElementwise writes it.
 // workspace holds ReductionWorkspaceBytes(reduction) bytes (may be null when that is 0).
 void ComputeReduction(const Reduction &reduction, Quantity quantity, double scale, double *workspace);
 

@@ -653,7 +653,8 @@ void ComputeOutputs(const Problem &problem, const Destination *outs, int out_cou
 // its row blocks (the pieces the pass then hands out) are at least as many as the tasks of an elementwise pass.
 bool JoinsThePass(const Reduction &reduction, const RowSums &sums) {
   const int64_t numel = reduction.natural.numel;
-  return SumsRowByRow(reduction) && (sums.First() == nullptr || reduction.outputs == sums.First()->outputs) &&
+  return SumsRowByRow(reduction) && reduction.per_output > 1 &&
+         (sums.First() == nullptr || reduction.outputs == sums.First()->outputs) &&
          TaskCount(numel, reduction.blocks_per_output) >= TaskCount(numel, (numel + kChunk - 1) / kChunk);
 }
 
@@ -729,6 +730,10 @@ void ComputeReduction(const Reduction &reduction, Quantity quantity, double scal
   const bool loss = quantity == Quantity::kLoss;
   const float g_scale = loss ? 1.0f : static_cast<float>(scale);
   const double total_scale = loss ? scale : 1.0;
+  if (reduction.per_output == 1 && !loss) {  // a weight of self's shape: each output is one element's value
+    ComputeElementwise(reduction.problem, quantity, g_scale, reduction.out);
+    return;
+  }
   if (SumsRowByRow(reduction)) {
     ComputeRowByRowReduction(reduction, quantity, g_scale, total_scale, workspace);
     return;
