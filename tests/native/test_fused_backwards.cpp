@@ -122,14 +122,19 @@ const test::Dtypes kMixed = {ACL_FLOAT16, ACL_BF16, ACL_FLOAT, ACL_FLOAT16, ACL_
 const test::Dtypes kHalf = {ACL_FLOAT16, ACL_FLOAT16, ACL_FLOAT16, ACL_FLOAT16, ACL_FLOAT16};
 const test::Dtypes kBFloat16 = {ACL_BF16, ACL_BF16, ACL_BF16, ACL_BF16, ACL_BF16};
 
+// Small scenarios of both fused backwards, one reduction: a 0-d self, and weights that do and do not sum per class.
+void AddSmallScenarios(int64_t reduction, std::vector<Scenario> *scenarios) {
+  scenarios->push_back({Shape{}, std::nullopt, std::nullopt, std::nullopt, reduction, {}, test::Layout::kContiguous});
+  scenarios->push_back({Shape{37, 29}, Shape{29}, Shape{37, 1}, std::nullopt, reduction, kMixed,
+                        test::Layout::kPadded});
+  scenarios->push_back({Shape{5, 7, 3}, Shape{7, 1}, std::nullopt, std::nullopt, reduction, kBFloat16,
+                        test::Layout::kColumnMajor});
+}
+
 std::vector<Scenario> Scenarios() {
   std::vector<Scenario> scenarios;
   for (int64_t reduction : {0, 1, 2}) {
-    scenarios.push_back({Shape{}, std::nullopt, std::nullopt, std::nullopt, reduction, {}, test::Layout::kContiguous});
-    scenarios.push_back({Shape{37, 29}, Shape{29}, Shape{37, 1}, std::nullopt, reduction, kMixed,
-                         test::Layout::kPadded});
-    scenarios.push_back({Shape{5, 7, 3}, Shape{7, 1}, std::nullopt, std::nullopt, reduction, kBFloat16,
-                         test::Layout::kColumnMajor});
+    AddSmallScenarios(reduction, &scenarios);
     scenarios.push_back({Shape{3, 50021}, Shape{3, 1}, Shape{50021}, std::nullopt, reduction, kHalf,
                          test::Layout::kContiguous});
     scenarios.push_back({Shape{140001}, Shape{140001}, Shape{1}, std::nullopt, reduction, {},
@@ -148,11 +153,7 @@ TEST_CASE(self_target_backward_equals_the_two_single_gradients_bitwise) {
 std::vector<Scenario> AllBackwardScenarios() {
   std::vector<Scenario> scenarios;
   for (int64_t reduction : {0, 1, 2}) {
-    scenarios.push_back({Shape{}, std::nullopt, std::nullopt, std::nullopt, reduction, {}, test::Layout::kContiguous});
-    scenarios.push_back({Shape{37, 29}, Shape{29}, Shape{37, 1}, std::nullopt, reduction, kMixed,
-                         test::Layout::kPadded});
-    scenarios.push_back({Shape{5, 7, 3}, Shape{7, 1}, std::nullopt, std::nullopt, reduction, kBFloat16,
-                         test::Layout::kColumnMajor});
+    AddSmallScenarios(reduction, &scenarios);
     scenarios.push_back({Shape{16400, 7}, Shape{7}, Shape{1, 7}, std::nullopt, reduction, {},
                          test::Layout::kContiguous});
     scenarios.push_back({Shape{8200, 9}, std::nullopt, Shape{9}, std::nullopt, reduction, kHalf,
