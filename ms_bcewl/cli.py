@@ -64,8 +64,9 @@ def cpu_flags():
 
 
 def simd_level():
-    """The kernels' ISA by their own rule: the best the CPU supports (avx512bf16: avx512f, avx512dq and avx512_bf16; avx512:
-    avx512f; avx2: avx2, fma and f16c), capped by MS_BCEWL_ISA=scalar|avx2|avx512|avx512bf16 when set."""
+    """The kernels' ISA by their own rule: the best the CPU supports (avx512bf16: avx512f, avx512dq and
+    avx512_bf16; avx512: avx512f; avx2: avx2, fma and f16c), capped by MS_BCEWL_ISA=scalar|avx2|avx512|avx512bf16
+    when set."""
     flags = cpu_flags()
     supported = [isa for isa, needs in ISA_FLAGS.items() if needs <= flags]
     requested = os.environ.get("MS_BCEWL_ISA")

@@ -1,6 +1,7 @@
 // The seven two-phase operations (forward loss; the gradients with respect to self, target, weight and pos_weight;
-// the gradients with respect to self and target together; those of every input together) share one argument record, one check sequence and one
-// executor plumbing; the exported entry points (bcewl_entry_points.cpp) only name their OpKind.
+// the gradients with respect to self and target together; those of every input together) share one argument
+// record, one check sequence and one executor plumbing; the exported entry points (bcewl_entry_points.cpp) only
+// name their OpKind.
 #ifndef MS_BCEWL_API_OPERATION_H_
 #define MS_BCEWL_API_OPERATION_H_
 

@@ -91,8 +91,8 @@ void ComputeReduction(const Reduction &reduction, Quantity quantity, double scal
 // *grad_pos_weight (each where not null), bit for bit. One pass over the inputs computes exp(-|x|) once per element
 // for the two elementwise gradients and for every weight gradient that sums row by row (a per-class weight:
 // kept_dims_innermost, at most 4096 outputs, more than one row) and has enough rows to keep every thread busy; any
-// other weight gradient is a ComputeReduction after the pass. scale: 1, or 1/numel for mean (entering through g, as above).
-// workspace holds GradientsWorkspaceBytes(grad_weight, grad_pos_weight) bytes (may be null when that is 0).
+// other weight gradient is a ComputeReduction after the pass. scale: 1, or 1/numel for mean (entering through g, as
+// above). workspace holds GradientsWorkspaceBytes(grad_weight, grad_pos_weight) bytes (may be null when that is 0).
 void ComputeGradients(const Problem &problem, double scale, const Destination &grad_self,
                       const Destination &grad_target, const Reduction *grad_weight, const Reduction *grad_pos_weight,
                       double *workspace);

@@ -497,9 +497,10 @@ void StoreBlockTotals(const Reduction &reduction, double scale, const double *pa
 constexpr int64_t kMaxRowOutputs = 4096;
 std::atomic<bool> g_row_reductions{true};  // a test hook turns it off to compare with the general path
 
+// (One row, per_output == 1, has nothing to sum: ComputeReduction writes it elementwise.)
 bool SumsRowByRow(const Reduction &reduction) {
   return reduction.kept_dims_innermost && reduction.outputs > 1 && reduction.outputs <= kMaxRowOutputs &&
-         g_row_reductions.load(std::memory_order_relaxed);
+         reduction.per_output > 1 && g_row_reductions.load(std::memory_order_relaxed);
 }
 
 // The rows of a row block that start at row first_row: kReductionBlockElements, fewer for the last block.
@@ -653,8 +654,7 @@ void ComputeOutputs(const Problem &problem, const Destination *outs, int out_cou
 // its row blocks (the pieces the pass then hands out) are at least as many as the tasks of an elementwise pass.
 bool JoinsThePass(const Reduction &reduction, const RowSums &sums) {
   const int64_t numel = reduction.natural.numel;
-  return SumsRowByRow(reduction) && reduction.per_output > 1 &&
-         (sums.First() == nullptr || reduction.outputs == sums.First()->outputs) &&
+  return SumsRowByRow(reduction) && (sums.First() == nullptr || reduction.outputs == sums.First()->outputs) &&
          TaskCount(numel, reduction.blocks_per_output) >= TaskCount(numel, (numel + kChunk - 1) / kChunk);
 }
 

@@ -291,7 +291,8 @@ void WithFlag(bool flag, Body &&body) {
 template <class V>
 void Values(Quantity quantity, int64_t count, const RowInputs &in, float scale, void *out) {
   WithQuantity(quantity, [&](auto q) {
-    WithDType(in.xy_dtype, [&](auto xy) { ValuesLoop<V, decltype(q)::value, decltype(xy)::value>(count, in, scale, out); });
+    WithDType(in.xy_dtype,
+              [&](auto xy) { ValuesLoop<V, decltype(q)::value, decltype(xy)::value>(count, in, scale, out); });
   });
 }
 
@@ -311,7 +312,8 @@ void Gradients(int64_t count, const RowInputs &in, float scale, void *grad_self,
 template <class V>
 void Sums(Quantity quantity, int64_t count, const RowInputs &in, float g_scale, BlockSums *sums) {
   WithQuantity(quantity, [&](auto q) {
-    WithDType(in.xy_dtype, [&](auto xy) { SumsLoop<V, decltype(q)::value, decltype(xy)::value>(count, in, g_scale, sums); });
+    WithDType(in.xy_dtype,
+              [&](auto xy) { SumsLoop<V, decltype(q)::value, decltype(xy)::value>(count, in, g_scale, sums); });
   });
 }
 
