@@ -28,6 +28,8 @@ TOOLKIT_VARIABLES = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")
 TOOLKIT_MARKERS = ("compiler", "lib64")
 OP_PACKAGE_HEADER = "op_api/include/aclnn_ms_bcewl_sigmoid_cross_entropy_with_logits.h"
 OP_PACKAGE_INSTALLER = "ms_bcewl_op_package.run"
+PYBOOST_SOURCE = ROOT / "aclnn_adapter" / "src" / "pyboost" / "pyboost_entries.cpp"
+PYBOOST_HEADER_FOLDERS = ("acl", "aclnn", "aclnnop", "ms_bcewl")
 
 
 def find_cann_toolkit(environ):
@@ -78,6 +80,15 @@ def _build_jobs():
     return str(os.cpu_count() or 2)
 
 
+def ship_pyboost_sources(library_dir):
+    """The PyNative pyboost module's source and the aclnn headers it includes, beside the library: MindSpore's
+    CustomOpBuilder compiles them on the user's machine (ms_bcewl/pyboost_path.py)."""
+    shutil.copy2(PYBOOST_SOURCE, library_dir / PYBOOST_SOURCE.name)
+    for folder in PYBOOST_HEADER_FOLDERS:
+        shutil.copytree(ROOT / "aclnn_adapter" / "include" / folder, library_dir / "include" / folder,
+                        dirs_exist_ok=True)
+
+
 class NativeLibrary(Extension):
     """libms_bcewl.so, the host library (aclnn_adapter/CMakeLists.txt, target ms_bcewl)."""
 
@@ -92,6 +103,7 @@ class NativeLibrary(Extension):
             subprocess.run([cmake, "--build", build_dir, "--target", "ms_bcewl", "-j", _build_jobs()], check=True)
             built = next(Path(build_dir).rglob(LIBRARY_NAME))
             shutil.copy2(built, destination)
+        ship_pyboost_sources(destination.parent)
 
 
 class AscendLibrary(NativeLibrary):

@@ -39,8 +39,8 @@ PRESETS = {
 # The provider names each group answers for, by workload kind.
 PROVIDERS = {
     "mindspore": {"bce": ("ms_bcewl", "mindspore"),
-                  "floor": ("floor_custom_noop", "floor_ops_add", "ms_bcewl_none", "mindspore_none", "ms_bcewl_mean",
-                            "mindspore_mean")},
+                  "floor": ("floor_custom_noop", "floor_pyboost_noop", "floor_ops_add", "ms_bcewl_none",
+                            "mindspore_none", "ms_bcewl_mean", "mindspore_mean")},
     "kernel": {"bce": ("ms_bcewl_kernel",), "floor": ()},
     "torch": {"bce": ("torch",), "floor": ()},
     "roof": {"bce": ("roof_stream", "roof_formula"), "floor": ()},

@@ -12,6 +12,9 @@ from mindspore import Tensor, ops
 
 import ms_bcewl
 from ms_bcewl._library import library_path
+from ms_bcewl.pyboost_path import PYBOOST, build_module
+
+NOOP_PYBOOST = Path(__file__).resolve().parent / "native" / "noop_pyboost.cpp"
 
 BCE_PROVIDERS = {"ms_bcewl": ms_bcewl.binary_cross_entropy_with_logits,
                  "mindspore": ops.binary_cross_entropy_with_logits}
@@ -33,16 +36,21 @@ class MindSporeGroup:
         if runtime == "blocking":
             ms.runtime.launch_blocking()
         ms.set_context(mode=ms.PYNATIVE_MODE)
-        self.mode = mode
+        self.mode, self.runtime = mode, runtime
+        # Builds (or loads) the pyboost module now, untimed, where PyNative calls will take it.
+        self._pynative_path = "pyboost" if PYBOOST.loss() is not None else "ops.Custom primitives"
         self._noop = ops.Custom(f"{noop_library}:Noop", out_shape=lambda *shapes: shapes[0],
                                 out_dtype=lambda *dtypes: dtypes[0], func_type="aot")
+        self._pyboost_noop = build_module(NOOP_PYBOOST, name="ms_bcewl_bench_noop").noop if mode == "pynative" else None
 
-    @staticmethod
-    def info():
-        """Versions; the library's build time too, since a rebuilt kernel keeps the package version."""
+    def info(self):
+        """Versions; the library's build time too, since a rebuilt kernel keeps the package version; the path
+        ms_bcewl's calls take in this mode."""
         library = Path(library_path())
         built = datetime.fromtimestamp(library.stat().st_mtime).isoformat(" ", "seconds")
-        return {"mindspore": ms.__version__, "ms_bcewl": f"{ms_bcewl.__version__}, {library} built {built}"}
+        path = "graph: ops.Custom primitives" if self.mode == "graph" else self._pynative_path
+        return {"mindspore": ms.__version__, "ms_bcewl": f"{ms_bcewl.__version__}, {library} built {built}",
+                f"ms_bcewl path ({self.mode}/{self.runtime})": path}
 
     def providers(self, workload, inputs):
         if workload.is_floor:
@@ -64,6 +72,8 @@ class MindSporeGroup:
 
         providers = {"floor_custom_noop": self._factory(custom_noop, False, tensors),
                      "floor_ops_add": self._factory(ops.add, False, tensors)}
+        if self._pyboost_noop is not None:  # a pyboost operator runs in PyNative only
+            providers["floor_pyboost_noop"] = self._factory(self._pyboost_noop, False, tensors)
         for reduction in ("none", "mean"):
             for name, loss_fn in BCE_PROVIDERS.items():
                 providers[f"{name}_{reduction}"] = self._factory(bce_loss(loss_fn, False, False, reduction), False,

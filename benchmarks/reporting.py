@@ -90,8 +90,8 @@ def _comparison_rows(index, mode_runtime):
                   format_ratio(kernel, ours), format_ratio(torch, kernel), format_ratio(roof, kernel)])
 
 
-FLOOR_COLUMNS = ("floor_custom_noop", "floor_ops_add", "ms_bcewl_none", "mindspore_none", "ms_bcewl_mean",
-                 "mindspore_mean")
+FLOOR_COLUMNS = ("floor_custom_noop", "floor_pyboost_noop", "floor_ops_add", "ms_bcewl_none", "mindspore_none",
+                 "ms_bcewl_mean", "mindspore_mean")
 
 
 def _floor_rows(index, modes):
@@ -102,7 +102,7 @@ def _floor_rows(index, modes):
                 yield (["/".join(mode_runtime)] + [format_seconds(times[name]) for name in FLOOR_COLUMNS]
                        + [format_ratio(times[f"ms_bcewl_{reduction}"], times[peer])
                           for reduction in ("none", "mean")
-                          for peer in (f"mindspore_{reduction}", "floor_custom_noop")])
+                          for peer in (f"mindspore_{reduction}", "floor_custom_noop", "floor_pyboost_noop")])
 
 
 def _unmeasured_rows(results):
@@ -115,8 +115,10 @@ def _unmeasured_rows(results):
 
 FLOOR_GUIDE = """## Per-call cost (N = 1000, forward)
 
-A do-nothing custom AOT op and ops.add on the two inputs of the smallest loss call (x, y of 1000 float32 each),
-timed beside ms_bcewl and the built-in op on the same inputs, without weights. The ratios here are *ms_bcewl time
+A do-nothing custom AOT op, a do-nothing pyboost op (PyNative only) and ops.add on the two inputs of the smallest
+loss call (x, y of 1000 float32 each), timed beside ms_bcewl and the built-in op on the same inputs, without
+weights. ms_bcewl's PyNative calls take the pyboost path under launch_blocking() and the AOT primitives in the
+asynchronous runtime (the machine table says which path each mode took). The ratios here are *ms_bcewl time
 ÷ peer time*: 1 means as cheap as the peer, above 1 dearer."""
 
 READING_GUIDE = """Times are medians of the per-call time over the samples (each sample is a batch of calls, every call
@@ -135,9 +137,10 @@ def markdown(results, machine, command):
     lines = ["# BCEWithLogits benchmark", "", f"Command: `{command}`", ""]
     lines += _table(["machine", ""], [[name, machine.get(name, "")] for name in MACHINE_FIELDS])
     lines += [READING_GUIDE, "", FLOOR_GUIDE, ""]
-    lines += _table(["mode/runtime", "custom AOT no-op", "ops.add", "ms_bcewl none", "built-in none",
-                     "ms_bcewl mean", "built-in mean", "none: ms_bcewl ÷ built-in", "none: ms_bcewl ÷ no-op",
-                     "mean: ms_bcewl ÷ built-in", "mean: ms_bcewl ÷ no-op"], _floor_rows(index, modes))
+    ratios = [f"{reduction}: ms_bcewl ÷ {peer}" for reduction in ("none", "mean")
+              for peer in ("built-in", "AOT no-op", "pyboost no-op")]
+    lines += _table(["mode/runtime", "custom AOT no-op", "pyboost no-op", "ops.add", "ms_bcewl none",
+                     "built-in none", "ms_bcewl mean", "built-in mean", *ratios], _floor_rows(index, modes))
     lines += ["## Targets (issue 3)", "", TARGETS_GUIDE, ""]
     lines += _table(["target", "mode/runtime", "workload", "measured", "needed", "met"], target_rows(index, modes))
     header = ["case", "N", "dtype", "reduction", "pass", "ms_bcewl", "built-in", "kernel alone", "torch", *ROOFS,

@@ -1,6 +1,7 @@
 """The ms-bcewl command (also `python -m ms_bcewl`): info, check, bench.
 
-    ms-bcewl info     versions, the native library and its build, backend, SIMD level, threads, Ascend path
+    ms-bcewl info     versions, the native library and its build, backend, SIMD level, threads, Ascend path,
+                      PyNative path
     ms-bcewl check    self-test against a float64 NumPy reference; exit code 0 when every case passes, else 1
     ms-bcewl bench    benchmarks/bench_bce_with_logits.py --quick when the source tree is here, else a short
                       timing of ms_bcewl against mindspore.ops.binary_cross_entropy_with_logits
@@ -21,6 +22,7 @@ import numpy as np
 from mindspore import nn
 
 import ms_bcewl
+from ms_bcewl import pyboost_path
 from ms_bcewl._library import library_path
 
 MODES = {"pynative": ms.PYNATIVE_MODE, "graph": ms.GRAPH_MODE}
@@ -129,7 +131,8 @@ def info_rows():
             ("MindSpore", ms.__version__), ("NumPy", np.__version__),
             ("Python", f"{platform.python_version()} ({sys.executable})"),
             ("library", path), ("library build", library_build(path)), ("backend", backend()),
-            ("SIMD level", simd_level()), ("threads", threads()), ("Ascend path", ascend_path())]
+            ("SIMD level", simd_level()), ("threads", threads()), ("Ascend path", ascend_path()),
+            ("PyNative path", pyboost_path.describe(pyboost_path.PYBOOST.choice, os.environ))]
 
 
 def info():

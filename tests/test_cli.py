@@ -42,7 +42,7 @@ def test_info_reports_versions_library_backend_and_ascend_path(tmp_path):
     assert done.returncode == 0, done.stderr
     rows = dict(re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in done.stdout.splitlines()[2:])
     assert set(rows) == {"ms_bcewl", "MindSpore", "NumPy", "Python", "library", "library build", "backend",
-                         "SIMD level", "threads", "Ascend path"}
+                         "SIMD level", "threads", "Ascend path", "PyNative path"}
     assert rows["NumPy"] == numpy.__version__
     assert rows["MindSpore"].startswith("2.")
     assert Path(rows["library"]) == INSTALLED_PACKAGE / "lib" / "libms_bcewl.so"
@@ -51,12 +51,15 @@ def test_info_reports_versions_library_backend_and_ascend_path(tmp_path):
     assert re.match(r"(scalar|avx2|avx512|avx512bf16|unknown) \(", rows["SIMD level"])
     assert re.match(r"\d+ ", rows["threads"])
     assert rows["Ascend path"].startswith(("available", "not available"))
+    assert re.fullmatch(r"auto: pyboost under launch_blocking\(\), ops.Custom primitives otherwise; module "
+                        r"(built in \S+|not built yet) \(MS_BCEWL_PYNATIVE_PATH\)", rows["PyNative path"])
 
 
 def test_info_takes_threads_and_isa_from_the_environment(tmp_path):
-    env = dict(os.environ, MS_BCEWL_NUM_THREADS="3", MS_BCEWL_ISA="scalar")
+    env = dict(os.environ, MS_BCEWL_NUM_THREADS="3", MS_BCEWL_ISA="scalar", MS_BCEWL_PYNATIVE_PATH="aot")
     done = ms_bcewl_command("info", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
+    assert re.search(r"^PyNative path\s+aot: ops.Custom primitives; module", done.stdout, re.MULTILINE)
     assert re.search(r"^threads\s+3 \(MS_BCEWL_NUM_THREADS\)", done.stdout, re.MULTILINE)
     assert re.search(r"^SIMD level\s+scalar \(.*MS_BCEWL_ISA=scalar\)", done.stdout, re.MULTILINE)
 

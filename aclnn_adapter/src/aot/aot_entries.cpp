@@ -18,9 +18,6 @@
 // exception's message reaches the Python caller as the RuntimeError text.
 #include <cstdint>
 #include <cstring>
-#include <memory>
-#include <new>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -29,10 +26,16 @@
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_weight_backward.h"
+#include "ms_bcewl/entry_support.h"
 
 #define MS_BCEWL_AOT_EXPORT __attribute__((visibility("default")))
 
 namespace {
+
+using ms_bcewl::entry::Fail;
+using ms_bcewl::entry::PhaseTwo;
+using ms_bcewl::entry::TensorHandle;
+using ms_bcewl::entry::ThrowOnError;
 
 constexpr int kMaxRank = 8;
 
@@ -64,8 +67,6 @@ struct Layout {
   }
 };
 
-[[noreturn]] void Fail(const std::string &what) { throw std::runtime_error("ms_bcewl: " + what); }
-
 aclDataType DataTypeFromName(const char *name, int index) {
   if (name == nullptr) Fail("argument " + std::to_string(index) + " has no dtype");
   if (std::strcmp(name, "float32") == 0) return ACL_FLOAT;
@@ -75,45 +76,19 @@ aclDataType DataTypeFromName(const char *name, int index) {
        " (supported: float16, float32, bfloat16)");
 }
 
-struct TensorDeleter {
-  void operator()(aclTensor *tensor) const { aclDestroyTensor(tensor); }
-};
-using TensorHandle = std::unique_ptr<aclTensor, TensorDeleter>;
-
 TensorHandle MakeContiguousTensor(const AotCall &call, int index) {
   const int rank = call.ndims[index];
   if (rank < 0 || rank > kMaxRank) {
     Fail("argument " + std::to_string(index) + " has rank " + std::to_string(rank) + "; at most 8 is supported");
   }
   if (rank > 0 && call.shapes[index] == nullptr) Fail("argument " + std::to_string(index) + " has no shape");
-  const int64_t *dims = call.shapes[index];
-  std::vector<int64_t> strides(rank, 1);
-  for (int d = rank - 2; d >= 0; --d) strides[d] = strides[d + 1] * dims[d + 1];
-  aclTensor *tensor = aclCreateTensor(dims, rank, DataTypeFromName(call.dtypes[index], index), strides.data(), 0,
-                                      ACL_FORMAT_ND, dims, rank, call.params[index]);
-  if (tensor == nullptr) Fail(aclGetRecentErrMsg());
-  return TensorHandle(tensor);
+  return ms_bcewl::entry::MakeContiguousView(call.shapes[index], rank, DataTypeFromName(call.dtypes[index], index),
+                                             call.params[index]);
 }
 
 TensorHandle MakeOptionalTensor(const AotCall &call, int index) {
   return index < 0 ? TensorHandle() : MakeContiguousTensor(call, index);
 }
-
-void ThrowOnError(aclnnStatus status, const char *phase) {
-  if (status != ACLNN_SUCCESS) {
-    Fail(std::string(aclGetRecentErrMsg()) + " [" + phase + " returned aclnn status " + std::to_string(status) + "]");
-  }
-}
-
-// The workspace buffer is reused across calls on the same thread: no allocation per call once it has grown.
-void *ThreadWorkspace(uint64_t size) {
-  thread_local std::vector<unsigned char> buffer;
-  if (size == 0) return nullptr;
-  if (buffer.size() < size) buffer.resize(size);
-  return buffer.data();
-}
-
-using PhaseTwo = aclnnStatus (*)(void *, uint64_t, aclOpExecutor *, aclrtStream);
 
 using GradientPlan = aclnnStatus (*)(const aclTensor *, const aclTensor *, const aclTensor *, const aclTensor *,
                                      const aclTensor *, int64_t, aclTensor *, uint64_t *, aclOpExecutor **);
@@ -211,14 +186,7 @@ void Launch(const Layout &layout, int64_t reduction, const AotCall &call) {
   aclOpExecutor *executor = nullptr;
   PhaseTwo run = nullptr;
   ThrowOnError(PlanForOperation(layout.operation, args, &workspace_size, &executor, &run), "GetWorkspaceSize");
-  void *workspace = nullptr;
-  try {
-    workspace = ThreadWorkspace(workspace_size);
-  } catch (const std::bad_alloc &) {
-    aclDestroyAclOpExecutor(executor);
-    Fail("could not allocate a workspace of " + std::to_string(workspace_size) + " bytes");
-  }
-  ThrowOnError(run(workspace, workspace_size, executor, nullptr), "launch");
+  ms_bcewl::entry::RunPhaseTwo(run, workspace_size, executor);
 }
 
 std::vector<int64_t> ShapeOf(int *ndims, int64_t **shapes, int index) {
