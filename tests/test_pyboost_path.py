@@ -76,6 +76,19 @@ def test_16_bit_and_mixed_dtypes_match_the_primitives_bitwise(through, reduction
     check_both_paths(through, case, R.upstream(case))
 
 
+@pytest.mark.parametrize("shapes", [((6, 5), None, None), ((6, 5), (5,), None), ((6, 5), None, (6, 1)),
+                                    ((6, 5), (1, 5), (5,))], ids=str)
+@pytest.mark.parametrize("reduction", R.REDUCTIONS)
+def test_the_input_gradient_alone_matches_the_primitives_bitwise(through, reduction, shapes):
+    """grad_position 0 alone, a training step's usual question."""
+    case = R.make_case(*shapes, reduction=reduction, seed=67)
+    g = R.upstream(case)
+    net = R.cells()[1](R.loss_net(case, with_sens=True), 0)
+    dx = through("pyboost", net, *R.tensors(case, g))
+    assert_same_bits(dx, through("aot", net, *R.tensors(case, g)), "dx")
+    R.assert_close(R.to_f64(dx), case.expected_grads(g)[0], "float32", "grad", R.rounding_scales(case, g)[1][0])
+
+
 @pytest.mark.parametrize("reduction", R.REDUCTIONS)
 def test_large_input_uses_the_kernel_threads_and_matches(through, reduction):
     """Above the kernels' one-thread threshold, with a per-class pos_weight whose gradient joins the fused pass."""

@@ -27,6 +27,7 @@ using mindspore::pynative::autograd::Function;
 using TensorPtr = mindspore::tensor::TensorPtr;
 using TensorPtrList = std::vector<TensorPtr>;
 using ms_bcewl::entry::Fail;
+using ms_bcewl::entry::PhaseTwo;
 using ms_bcewl::entry::RunPhaseTwo;
 using ms_bcewl::entry::TensorHandle;
 using ms_bcewl::entry::ThrowOnError;
@@ -52,6 +53,10 @@ TensorHandle MakeView(const ms::Tensor &tensor) {
                                              AclDataType(tensor.data_type()), tensor.GetDataPtr());
 }
 
+ms::Tensor Contiguous(const ms::Tensor &tensor) {
+  return !tensor.is_defined() || tensor.is_contiguous() ? tensor : tensor.contiguous();
+}
+
 // The operands of one call: [dout,] input, target, weight (or undefined), pos_weight (or undefined).
 struct Operands {
   ms::Tensor grad_output;
@@ -67,83 +72,87 @@ struct Operands {
     }
     return present;
   }
-};
 
-class ForwardRunner : public ms::pynative::PyboostRunner {
- public:
-  ForwardRunner(const Operands &operands, int64_t reduction)
-      : PyboostRunner("BinaryCrossEntropyWithLogits"), operands_(operands), reduction_(reduction) {}
-
-  void LaunchKernel() override {
-    TensorHandle input = MakeView(operands_.input), target = MakeView(operands_.target);
-    TensorHandle weight = MakeView(operands_.weight), pos_weight = MakeView(operands_.pos_weight);
-    TensorHandle out = MakeView(outputs()[0]);
-    uint64_t workspace_size = 0;
-    aclOpExecutor *executor = nullptr;
-    ThrowOnError(aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(input.get(), target.get(), weight.get(),
-                                                                   pos_weight.get(), reduction_, out.get(),
-                                                                   &workspace_size, &executor),
-                 "GetWorkspaceSize");
-    RunPhaseTwo(aclnnBinaryCrossEntropyWithLogits, workspace_size, executor);
+  // The views below assume row-major layouts; a strided view (a transpose, a slice) is copied first.
+  Operands Contiguous() const {
+    return {::Contiguous(grad_output), ::Contiguous(input), ::Contiguous(target), ::Contiguous(weight),
+            ::Contiguous(pos_weight)};
   }
-
- private:
-  Operands operands_;
-  int64_t reduction_;
 };
 
-class AllBackwardRunner : public ms::pynative::PyboostRunner {
- public:
-  AllBackwardRunner(const Operands &operands, int64_t reduction)
-      : PyboostRunner("BinaryCrossEntropyWithLogitsAllBackward"), operands_(operands), reduction_(reduction) {}
+// aclTensor views of one call: the operands, then the outputs in the order the operation was given them.
+struct Views {
+  TensorHandle grad_output, input, target, weight, pos_weight;
+  std::vector<TensorHandle> outputs;
 
-  // Outputs: dx, dy, then dw and dp where the call has weight and pos_weight.
-  void LaunchKernel() override {
-    TensorHandle grad_output = MakeView(operands_.grad_output);
-    TensorHandle input = MakeView(operands_.input), target = MakeView(operands_.target);
-    TensorHandle weight = MakeView(operands_.weight), pos_weight = MakeView(operands_.pos_weight);
-    size_t next = 0;
-    TensorHandle dx = MakeView(outputs()[next++]), dy = MakeView(outputs()[next++]);
-    TensorHandle dw = operands_.weight.is_defined() ? MakeView(outputs()[next++]) : TensorHandle();
-    TensorHandle dp = operands_.pos_weight.is_defined() ? MakeView(outputs()[next++]) : TensorHandle();
-    uint64_t workspace_size = 0;
-    aclOpExecutor *executor = nullptr;
-    ThrowOnError(aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize(
-                     grad_output.get(), input.get(), target.get(), weight.get(), pos_weight.get(), reduction_,
-                     dx.get(), dy.get(), dw.get(), dp.get(), &workspace_size, &executor),
-                 "GetWorkspaceSize");
-    RunPhaseTwo(aclnnBinaryCrossEntropyWithLogitsAllBackward, workspace_size, executor);
-  }
-
- private:
-  Operands operands_;
-  int64_t reduction_;
+  aclTensor *Output(size_t index) const { return outputs[index].get(); }
 };
 
-ms::Tensor Contiguous(const ms::Tensor &tensor) {
-  return !tensor.is_defined() || tensor.is_contiguous() ? tensor : tensor.contiguous();
+using PhaseOne = aclnnStatus (*)(const Views &, int64_t reduction, uint64_t *workspace_size, aclOpExecutor **);
+
+aclnnStatus PlanForward(const Views &v, int64_t reduction, uint64_t *workspace_size, aclOpExecutor **executor) {
+  return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(v.input.get(), v.target.get(), v.weight.get(),
+                                                           v.pos_weight.get(), reduction, v.Output(0),
+                                                           workspace_size, executor);
 }
+
+// Outputs: dx, dy, then dw and dp where the call has weight and pos_weight.
+aclnnStatus PlanAllBackward(const Views &v, int64_t reduction, uint64_t *workspace_size, aclOpExecutor **executor) {
+  aclTensor *dw = v.weight ? v.Output(2) : nullptr;
+  aclTensor *dp = v.pos_weight ? v.Output(v.weight ? 3 : 2) : nullptr;
+  return aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize(
+      v.grad_output.get(), v.input.get(), v.target.get(), v.weight.get(), v.pos_weight.get(), reduction, v.Output(0),
+      v.Output(1), dw, dp, workspace_size, executor);
+}
+
+// One aclnn operation as a pyboost operator: MindSpore allocates the outputs, LaunchKernel runs both phases.
+class AclnnRunner : public ms::pynative::PyboostRunner {
+ public:
+  AclnnRunner(const char *name, PhaseOne plan, PhaseTwo run, const Operands &operands, int64_t reduction)
+      : PyboostRunner(name), plan_(plan), run_(run), operands_(operands), reduction_(reduction) {}
+
+  void LaunchKernel() override {
+    Views views{MakeView(operands_.grad_output), MakeView(operands_.input), MakeView(operands_.target),
+                MakeView(operands_.weight), MakeView(operands_.pos_weight), {}};
+    for (const ms::Tensor &output : outputs()) views.outputs.push_back(MakeView(output));
+    uint64_t workspace_size = 0;
+    aclOpExecutor *executor = nullptr;
+    ThrowOnError(plan_(views, reduction_, &workspace_size, &executor), "GetWorkspaceSize");
+    RunPhaseTwo(run_, workspace_size, executor);
+  }
+
+ private:
+  PhaseOne plan_;
+  PhaseTwo run_;
+  Operands operands_;
+  int64_t reduction_;
+};
+
+// Runs one operation on contiguous operands into `outputs` (tensors of the right dtypes and shapes, not yet
+// allocated) and returns them.
+std::vector<ms::Tensor> Launch(const char *name, PhaseOne plan, PhaseTwo run, const Operands &operands,
+                               int64_t reduction, std::vector<ms::Tensor> outputs) {
+  std::make_shared<AclnnRunner>(name, plan, run, operands, reduction)->Run(operands.Present(), outputs);
+  return outputs;
+}
+
+ms::Tensor Like(const ms::Tensor &tensor) { return ms::Tensor(tensor.data_type(), tensor.shape()); }
 
 ms::Tensor RunForward(const Operands &given, int64_t reduction) {
-  const Operands operands{ms::Tensor(), Contiguous(given.input), Contiguous(given.target),
-                          Contiguous(given.weight), Contiguous(given.pos_weight)};
+  const Operands operands = given.Contiguous();
   const bool per_element = reduction == 0;
   ms::Tensor loss(operands.target.data_type(), per_element ? operands.input.shape() : mindspore::ShapeVector{});
-  auto runner = std::make_shared<ForwardRunner>(operands, reduction);
-  runner->Run(operands.Present(), {loss});
-  return loss;
+  return Launch("BinaryCrossEntropyWithLogits", PlanForward, aclnnBinaryCrossEntropyWithLogits, operands, reduction,
+                {loss})[0];
 }
 
-std::vector<ms::Tensor> RunAllBackward(const Operands &given, int64_t reduction) {
-  const Operands operands{Contiguous(given.grad_output), Contiguous(given.input), Contiguous(given.target),
-                          Contiguous(given.weight), Contiguous(given.pos_weight)};
+std::vector<ms::Tensor> RunAllBackward(const Operands &operands, int64_t reduction) {
   std::vector<ms::Tensor> grads;
   for (const ms::Tensor *of : {&operands.input, &operands.target, &operands.weight, &operands.pos_weight}) {
-    if (of->is_defined()) grads.emplace_back(of->data_type(), of->shape());
+    if (of->is_defined()) grads.push_back(Like(*of));
   }
-  auto runner = std::make_shared<AllBackwardRunner>(operands, reduction);
-  runner->Run(operands.Present(), grads);
-  return grads;
+  return Launch("BinaryCrossEntropyWithLogitsAllBackward", PlanAllBackward,
+                aclnnBinaryCrossEntropyWithLogitsAllBackward, operands, reduction, grads);
 }
 
 ms::Tensor AsMsTensor(const TensorPtr &tensor) { return tensor == nullptr ? ms::Tensor() : ms::Tensor(tensor); }
@@ -160,12 +169,14 @@ struct BceWithLogitsFunction : public Function<BceWithLogitsFunction<kHasWeight,
     return RunForward(OperandsOf(nullptr, inputs), reduction).tensor();
   }
 
+  // Every input's gradient from one call: MindSpore 2.10's value_and_grad marks every input of the differentiated
+  // function as needing one (AutogradContext::NeedsInputGrad is true for all of them, whatever grad_position
+  // asks), and in the one-pass operation dy costs little beside dx and per-class weight gradients join the pass.
   static TensorPtrList Backward(AutogradContext *ctx, TensorPtrList grad_outputs) {
     const int64_t reduction = mindspore::GetValue<int64_t>(ctx->saved_data["reduction"]);
+    const Operands operands = OperandsOf(grad_outputs[0], ctx->GetSavedTensors()).Contiguous();
     TensorPtrList grads{nullptr};  // one per argument of Forward: the reduction has none
-    for (const ms::Tensor &grad : RunAllBackward(OperandsOf(grad_outputs[0], ctx->GetSavedTensors()), reduction)) {
-      grads.push_back(grad.tensor());
-    }
+    for (const ms::Tensor &grad : RunAllBackward(operands, reduction)) grads.push_back(grad.tensor());
     return grads;
   }
 
