@@ -19,6 +19,9 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
+PATH_PREFIX = "ms_bcewl path ("
+
+
 def machine_info(workers, load_at_start):
     """Ordered fields; a version a worker could not report (torch not installed) says why. The load average
     tells how busy the (shared) machine was around the run."""
@@ -27,5 +30,8 @@ def machine_info(workers, load_at_start):
             "load_average": f"1-min {load_at_start:.2f} at start, {os.getloadavg()[0]:.2f} at end"}
     for worker in workers:
         info.update(worker.info)
+    # Each MindSpore worker says which path ms_bcewl's calls took in its mode ("ms_bcewl path (<mode>/<runtime>)").
+    paths = sorted(key for key in info if key.startswith(PATH_PREFIX))
+    info["ms_bcewl_paths"] = "; ".join(f"{key[len(PATH_PREFIX):-1]}: {info.pop(key)}" for key in paths)
     info.setdefault("torch", next((w.unavailable for w in workers if w.name == "torch"), "not run"))
     return info

@@ -14,6 +14,8 @@ import ms_bcewl
 from ms_bcewl._library import library_path
 from ms_bcewl.pyboost_path import PYBOOST, build_module
 
+from machine import PATH_PREFIX
+
 NOOP_PYBOOST = Path(__file__).resolve().parent / "native" / "noop_pyboost.cpp"
 
 BCE_PROVIDERS = {"ms_bcewl": ms_bcewl.binary_cross_entropy_with_logits,
@@ -50,7 +52,7 @@ class MindSporeGroup:
         built = datetime.fromtimestamp(library.stat().st_mtime).isoformat(" ", "seconds")
         path = "graph: ops.Custom primitives" if self.mode == "graph" else self._pynative_path
         return {"mindspore": ms.__version__, "ms_bcewl": f"{ms_bcewl.__version__}, {library} built {built}",
-                f"ms_bcewl path ({self.mode}/{self.runtime})": path}
+                f"{PATH_PREFIX}{self.mode}/{self.runtime})": path}
 
     def providers(self, workload, inputs):
         if workload.is_floor:

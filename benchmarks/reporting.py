@@ -8,7 +8,7 @@ from targets import TARGETS_GUIDE, target_rows
 
 STEM = "bce_with_logits"
 MACHINE_FIELDS = ("cpu_model", "cores", "load_average", "sampling", "python", "numpy", "mindspore", "ms_bcewl",
-                  "torch", "gxx", "formula_roof", "kernel_alone")
+                  "ms_bcewl_paths", "torch", "gxx", "formula_roof", "kernel_alone")
 CSV_FIELDS = ("provider", "mode", "runtime", "case", "size", "dtype", "reduction", "pass", "status", "median_s",
               "p20_s", "p80_s", "melem_per_s", "samples", "calls_per_sample", "note") + MACHINE_FIELDS
 
