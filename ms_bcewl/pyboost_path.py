@@ -79,10 +79,15 @@ def build_key(source=SOURCE, include_dir=INCLUDE_DIR):
     return digest.hexdigest()[:16]
 
 
+def build_folder(root, name=MODULE_NAME, source=SOURCE, include_dir=INCLUDE_DIR):
+    """Where module `name` built from these files lives under the cache root."""
+    return root / f"{name}-{build_key(source, include_dir)}"
+
+
 def build_module(source=SOURCE, include_dir=INCLUDE_DIR, root=None, name=MODULE_NAME):
     """Compiles (if needed) and loads the module; one process at a time per build folder. The benchmarks build
     their pyboost no-op with it too."""
-    build_dir = (root or cache_root(os.environ)) / f"{name}-{build_key(source, include_dir)}"
+    build_dir = build_folder(root or cache_root(os.environ), name, source, include_dir)
     build_dir.mkdir(parents=True, exist_ok=True)
     with open(build_dir / ".lock", "w", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -96,7 +101,7 @@ def describe(choice, environ):
     """One line for `ms-bcewl info`: the setting, what it does, and whether this machine's module is built."""
     if ascend_dispatch.runs_on_ascend():
         return "ops.Custom primitives (Ascend backend)"
-    built_dir = cache_root(environ) / f"{MODULE_NAME}-{build_key()}"
+    built_dir = build_folder(cache_root(environ))
     built = f"module built in {built_dir}" if (built_dir / f"{MODULE_NAME}.so").is_file() else "module not built yet"
     meaning = {"auto": "pyboost under launch_blocking(), ops.Custom primitives otherwise",
                "pyboost": "pyboost in both runtimes", "aot": "ops.Custom primitives"}[choice]
@@ -116,11 +121,12 @@ class PyboostPath:
 
     def loss(self):
         """loss(input, target, weight, pos_weight, reduction code) for this call, or None: use the primitives."""
-        if self._loss is not None and (self.choice == "pyboost" or self._blocking):
-            return self._loss  # launch_blocking() cannot be undone
-        if self.choice == "aot" or (self.choice == "auto" and not launch_blocking()):
+        if self.choice == "aot":
             return None
-        self._blocking = self.choice == "auto"
+        if self.choice == "auto" and not self._blocking:
+            if not launch_blocking():
+                return None
+            self._blocking = True  # launch_blocking() cannot be undone: no need to ask again
         if self._loss is None and self._failure is None:
             self._load()
         if self._failure is not None and self.choice == "pyboost":

@@ -146,7 +146,8 @@ ms::Tensor RunForward(const Operands &given, int64_t reduction) {
                 {loss})[0];
 }
 
-std::vector<ms::Tensor> RunAllBackward(const Operands &operands, int64_t reduction) {
+std::vector<ms::Tensor> RunAllBackward(const Operands &given, int64_t reduction) {
+  const Operands operands = given.Contiguous();
   std::vector<ms::Tensor> grads;
   for (const ms::Tensor *of : {&operands.input, &operands.target, &operands.weight, &operands.pos_weight}) {
     if (of->is_defined()) grads.push_back(Like(*of));
@@ -174,9 +175,10 @@ struct BceWithLogitsFunction : public Function<BceWithLogitsFunction<kHasWeight,
   // asks), and in the one-pass operation dy costs little beside dx and per-class weight gradients join the pass.
   static TensorPtrList Backward(AutogradContext *ctx, TensorPtrList grad_outputs) {
     const int64_t reduction = mindspore::GetValue<int64_t>(ctx->saved_data["reduction"]);
-    const Operands operands = OperandsOf(grad_outputs[0], ctx->GetSavedTensors()).Contiguous();
     TensorPtrList grads{nullptr};  // one per argument of Forward: the reduction has none
-    for (const ms::Tensor &grad : RunAllBackward(operands, reduction)) grads.push_back(grad.tensor());
+    for (const ms::Tensor &grad : RunAllBackward(OperandsOf(grad_outputs[0], ctx->GetSavedTensors()), reduction)) {
+      grads.push_back(grad.tensor());
+    }
     return grads;
   }
 
