@@ -213,11 +213,13 @@ def rounding_scales(case, g=None):
     x, y = case.x, case.y
     w, p = np.abs(_ones_if_none(case.w)), _ones_if_none(case.p)
     gs = np.abs(upstream_scale(x.shape, case.reduction, g))
-    ls, ls_neg = np.abs(log_sigmoid(x)), np.abs(log_sigmoid(-x))
+    ls = np.abs(log_sigmoid(x))
     unweighted = np.abs((1.0 - y) * x) + np.abs(1.0 + (p - 1.0) * y) * ls
+    # dy's terms as the op forms it: p·max(-x, 0), max(x, 0) and (p - 1)·log1p(exp(-|x|))
+    dy_terms = np.abs(p) * np.maximum(-x, 0.0) + np.maximum(x, 0.0) + np.abs(p - 1.0) * np.log1p(np.exp(-np.abs(x)))
     terms = (reduce(np.broadcast_to(w * unweighted, x.shape), case.reduction),
              w * (np.abs(p * y + 1.0 - y) * sigmoid(x) + np.abs(p * y)) * gs,
-             w * (ls_neg + np.abs(p) * ls) * gs,
+             w * dy_terms * gs,
              None if case.w is None else sum_to_shape(unweighted * gs, case.w.shape),
              None if case.p is None else sum_to_shape(w * np.abs(y) * ls * gs, case.p.shape))
     kinds_and_dtypes = [("loss", case.out_dtype)] + [("grad", d) for d in case.dtypes]

@@ -17,6 +17,7 @@ What the spec implies at the edges, and so what is tested here:
   documentation) and are no part of this contract.
 - NaN propagates to every output it affects, also through the zero factors of the limit rules (1 - y = 0, w = 0,
   p·y = 0), which must not turn NaN into 0. NaN in each argument at finite logits: tests/test_functional.py.
+- dy keeps the digits of small logits: within a few float32 roundings of itself, also where it is -w·x·g (p = 1).
 - A mean over 1e7 elements is within 1e-6 relative of a float64 reference; over 1e8 with MS_BCEWL_SLOW_TESTS=1
   (not collected otherwise, so it shows up neither as passed nor as skipped).
 """
@@ -230,6 +231,29 @@ def test_nan_survives_the_zero_factors_of_the_limit_rules(mode):
     case = limit_case(x, y, w, p, "none")
     outputs = check_limits(case, g, msg=mode)
     assert np.isnan(R.to_f64(outputs[0])[:4]).all(), "the loss of a NaN argument must be NaN"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Small logits in dy
+# ---------------------------------------------------------------------------------------------------------------
+
+SMALL_TO_LARGE_X = [s * m for s in (1.0, -1.0) for m in (1e-7, 3e-5, 1e-3, 0.05, 1.0, 7.0, 40.0)]
+DY_RTOL = 4 * 2.0 ** -24  # a few float32 roundings of dy itself
+
+
+@pytest.mark.parametrize("pos_weight", [None, 1.0, 3.0])
+def test_dy_keeps_the_digits_of_small_logits(mode, pos_weight):
+    """dy = w·(logsig(-x) - p·logsig(x))·g is -w·x·g for p = 1, however small x is: the two logsig terms share
+    log1p(exp(-|x|)) ≈ log(2), which must not be computed twice and subtracted (that keeps ~1e-7 absolute, so
+    x = 1e-7 would lose every digit). With p = 3 the result is not small, and also within a few roundings."""
+    x, y = grid(SMALL_TO_LARGE_X, [0.0, 0.3, 1.0])
+    w = np.full(x.shape, 1.5)
+    p = None if pos_weight is None else np.full(x.shape, pos_weight)
+    case = R.case_from(x, y, w, p, "none")
+    g = np.full(x.shape, 0.75)
+    dy = R.to_f64(R.run_grads(case, g)[1])
+    expected = R.round_to(case.expected_grads(g)[1], "float32")
+    np.testing.assert_allclose(dy, expected, rtol=DY_RTOL, atol=0, err_msg=f"{mode}, pos_weight {pos_weight}")
 
 
 # ---------------------------------------------------------------------------------------------------------------

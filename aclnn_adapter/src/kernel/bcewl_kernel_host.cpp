@@ -331,6 +331,9 @@ class Stager {
     const bool in_registers = plan_.xy_dtype != DType::kFloat32;  // x and y are then read where they are
     RowInputs in{in_registers ? nullptr : Input(0, first, count), in_registers ? nullptr : Input(1, first, count),
                  Input(2, first, count), Input(3, first, count), Input(4, first, count)};
+    const View &pos_weight = plan_.views[3];
+    in.unit_pos_weight = pos_weight.source == Source::kOnes ||
+                         (pos_weight.source == Source::kConstant && pos_weight.constant == 1.0f);
     if (in_registers) {
       in.xy_dtype = plan_.xy_dtype;
       in.x16 = static_cast<const uint16_t *>(plan_.views[0].data) + first;

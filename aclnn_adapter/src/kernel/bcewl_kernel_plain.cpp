@@ -7,14 +7,17 @@
 //   loss = w * ((1 - y) * x - (1 + (p - 1) * y) * logsig(x))
 //   dx   = w * ((p*y + 1 - y) * sigmoid(x) - p*y) * g
 //   dy   = w * (logsig(-x) - p * logsig(x)) * g
+//        computed as w * (p*max(-x, 0) - max(x, 0) + (p - 1) * log1p(exp(-|x|))) * g
 //   dw   = ((1 - y) * x - (1 + (p - 1) * y) * logsig(x)) * g       (before the sum down to w's shape)
 //   dp   = -w * y * logsig(x) * g                                  (before the sum down to p's shape)
 // An absent weight, pos_weight or gradOutput reads as 1.
 //
 // The loss is computed in the equivalent form -(1 - y) * logsig(-x) - p*y * logsig(x) (x = logsig(x) - logsig(-x)):
 // it has no product as large as (1 + (p - 1) * y) * x, which overflows float32 for |x| near its maximum where the
-// loss itself fits, and no cancellation of such products for large |x|. dx, dy, dw and dp take g * (1/numel) for
-// a mean before their other products, for the same reason.
+// loss itself fits, and no cancellation of such products for large |x|. dy's form adds the log1p that its two
+// logsig terms share once, instead of subtracting two copies of it: nothing cancels but the result itself (where
+// p == 1 it is -x, exact; the difference form lost a small x's digits to log(2)). dx, dy, dw and dp take
+// g * (1/numel) for a mean before their other products, for the same reason as the loss form.
 // Infinite logits. The loss form would still give 0 * inf at x = ±inf where the loss has a limit, so there a
 // factor that is exactly 0 times an infinite term gives 0: the limit of c * f(x) for c = 0. The results:
 //   loss (and dw / g): x = +inf: +inf if y < 1, 0 if y == 1, -inf if y > 1 (times w; 0 if w == 0)

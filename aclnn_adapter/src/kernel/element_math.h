@@ -150,7 +150,22 @@ MS_BCEWL_KERNEL_INLINE typename V::F ExpOfMinusAbs(const Lanes<V> &in) {
   return V::Exp(V::Neg(V::Abs(in.x)));
 }
 
-template <class V, Quantity kQuantity>
+// p * softplus(-x) - softplus(x), the derivative of the unweighted loss in y, as p * max(-x, 0) - max(x, 0) +
+// (p - 1) * log1p(exp(-|x|)): the two softplus share their log1p term, so nothing cancels but the result itself
+// (where p == 1 it is -x, exact). kUnitPosWeight: p is 1 everywhere, and the log1p term, times p - 1 == 0, is not
+// computed (the same bits: it is finite, so that product is +0 either way).
+template <class V, bool kUnitPosWeight>
+MS_BCEWL_KERNEL_INLINE typename V::F TargetDerivative(const Lanes<V> &in, typename V::F e) {
+  using F = typename V::F;
+  const F zero = V::Set(0.0f);
+  const F minus_x = V::Neg(in.x);
+  const F linear = V::Select(V::GreaterEqual(in.x, zero), minus_x, ProductWithZeroLimit<V>(in.p, minus_x));
+  const F shared_log1p = kUnitPosWeight ? zero : V::Log1p(e);
+  return V::Add(linear, V::Mul(V::Sub(in.p, V::Set(1.0f)), shared_log1p));
+}
+
+// kUnitPosWeight: see TargetDerivative (the other quantities do not depend on it).
+template <class V, Quantity kQuantity, bool kUnitPosWeight = false>
 MS_BCEWL_KERNEL_INLINE typename V::F ElementValueFrom(const Lanes<V> &in, typename V::F e) {
   using F = typename V::F;
   const F zero = V::Set(0.0f);
@@ -159,15 +174,14 @@ MS_BCEWL_KERNEL_INLINE typename V::F ElementValueFrom(const Lanes<V> &in, typena
     const F sigmoid = V::Div(V::Select(V::GreaterEqual(in.x, zero), one, e), V::Add(one, e));
     const F py = V::Mul(in.p, in.y);
     return V::Mul(V::Mul(in.w, V::Sub(V::Mul(V::Sub(V::Add(py, one), in.y), sigmoid), py)), in.g);
+  } else if constexpr (kQuantity == Quantity::kGradTarget) {
+    return ProductWithZeroLimit<V>(in.g, ProductWithZeroLimit<V>(in.w, TargetDerivative<V, kUnitPosWeight>(in, e)));
   } else {
     const F softplus = V::Log1p(e);
     const F logsig = V::Sub(V::Min(in.x, zero), softplus);                     // log(sigmoid(x))
     const F logsig_of_minus_x = V::Sub(V::Min(V::Neg(in.x), zero), softplus);  // log(sigmoid(-x))
     if constexpr (kQuantity == Quantity::kLoss) {
       return ProductWithZeroLimit<V>(in.w, UnweightedLoss<V>(in, logsig, logsig_of_minus_x));
-    } else if constexpr (kQuantity == Quantity::kGradTarget) {
-      const F derivative = V::Sub(logsig_of_minus_x, ProductWithZeroLimit<V>(in.p, logsig));
-      return ProductWithZeroLimit<V>(in.g, ProductWithZeroLimit<V>(in.w, derivative));
     } else if constexpr (kQuantity == Quantity::kGradWeight) {
       return ProductWithZeroLimit<V>(in.g, UnweightedLoss<V>(in, logsig, logsig_of_minus_x));
     } else {
@@ -176,9 +190,9 @@ MS_BCEWL_KERNEL_INLINE typename V::F ElementValueFrom(const Lanes<V> &in, typena
   }
 }
 
-template <class V, Quantity kQuantity>
+template <class V, Quantity kQuantity, bool kUnitPosWeight = false>
 MS_BCEWL_KERNEL_INLINE typename V::F ElementValue(const Lanes<V> &in) {
-  return ElementValueFrom<V, kQuantity>(in, ExpOfMinusAbs<V>(in));
+  return ElementValueFrom<V, kQuantity, kUnitPosWeight>(in, ExpOfMinusAbs<V>(in));
 }
 
 // The inputs of elements [index, index + count) with g * g_scale in place of g. Every gradient is linear in g, so
@@ -190,7 +204,7 @@ MS_BCEWL_KERNEL_INLINE Lanes<V> LoadScaledLanes(const RowInputs &in, int64_t ind
   return lanes;
 }
 
-template <class V, Quantity kQuantity, DType kXy>
+template <class V, Quantity kQuantity, DType kXy, bool kUnitPosWeight>
 void ValuesLoop(int64_t count, const RowInputs &in, float scale, void *out) {
   for (int64_t i = 0; i < count; i += V::kWidth) {
     const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
@@ -198,7 +212,8 @@ void ValuesLoop(int64_t count, const RowInputs &in, float scale, void *out) {
       const typename V::F loss = ElementValue<V, kQuantity>(LoadLanes<V, kXy>(in, i, lanes));
       StoreValues<V, kXy>(out, i, lanes, V::Mul(loss, V::Set(scale)));
     } else {
-      StoreValues<V, kXy>(out, i, lanes, ElementValue<V, kQuantity>(LoadScaledLanes<V, kXy>(in, i, lanes, scale)));
+      const Lanes<V> values = LoadScaledLanes<V, kXy>(in, i, lanes, scale);
+      StoreValues<V, kXy>(out, i, lanes, ElementValue<V, kQuantity, kUnitPosWeight>(values));
     }
   }
 }
@@ -213,7 +228,7 @@ MS_BCEWL_KERNEL_INLINE void AddToOpenBlock(BlockSums *sums, float value) {
 
 // The values of ValuesLoop for kGradSelf and kGradTarget, and for kGradWeight and kGradPosWeight where kWeight and
 // kPosWeight (into float32 arrays), bit for bit, from one exp per element.
-template <class V, DType kXy, bool kWeight, bool kPosWeight>
+template <class V, DType kXy, bool kWeight, bool kPosWeight, bool kUnitPosWeight>
 void GradientsLoop(int64_t count, const RowInputs &in, float scale, void *grad_self, void *grad_target,
                    float *grad_weight, float *grad_pos_weight) {
   for (int64_t i = 0; i < count; i += V::kWidth) {
@@ -221,7 +236,7 @@ void GradientsLoop(int64_t count, const RowInputs &in, float scale, void *grad_s
     const Lanes<V> values = LoadScaledLanes<V, kXy>(in, i, lanes, scale);
     const typename V::F e = ExpOfMinusAbs<V>(values);
     StoreValues<V, kXy>(grad_self, i, lanes, ElementValueFrom<V, Quantity::kGradSelf>(values, e));
-    StoreValues<V, kXy>(grad_target, i, lanes, ElementValueFrom<V, Quantity::kGradTarget>(values, e));
+    StoreValues<V, kXy>(grad_target, i, lanes, ElementValueFrom<V, Quantity::kGradTarget, kUnitPosWeight>(values, e));
     if constexpr (kWeight) {
       StoreFloats<V>(grad_weight + i, lanes, ElementValueFrom<V, Quantity::kGradWeight>(values, e));
     }
@@ -291,8 +306,16 @@ void WithFlag(bool flag, Body &&body) {
 template <class V>
 void Values(Quantity quantity, int64_t count, const RowInputs &in, float scale, void *out) {
   WithQuantity(quantity, [&](auto q) {
-    WithDType(in.xy_dtype,
-              [&](auto xy) { ValuesLoop<V, decltype(q)::value, decltype(xy)::value>(count, in, scale, out); });
+    WithDType(in.xy_dtype, [&](auto xy) {
+      constexpr Quantity kQuantity = decltype(q)::value;
+      if constexpr (kQuantity == Quantity::kGradTarget) {  // the one quantity that has a unit-pos_weight form
+        WithFlag(in.unit_pos_weight, [&](auto unit) {
+          ValuesLoop<V, kQuantity, decltype(xy)::value, decltype(unit)::value>(count, in, scale, out);
+        });
+      } else {
+        ValuesLoop<V, kQuantity, decltype(xy)::value, false>(count, in, scale, out);
+      }
+    });
   });
 }
 
@@ -302,8 +325,10 @@ void Gradients(int64_t count, const RowInputs &in, float scale, void *grad_self,
   WithDType(in.xy_dtype, [&](auto xy) {
     WithFlag(grad_weight != nullptr, [&](auto weight) {
       WithFlag(grad_pos_weight != nullptr, [&](auto pos_weight) {
-        GradientsLoop<V, decltype(xy)::value, decltype(weight)::value, decltype(pos_weight)::value>(
-            count, in, scale, grad_self, grad_target, grad_weight, grad_pos_weight);
+        WithFlag(in.unit_pos_weight, [&](auto unit) {
+          GradientsLoop<V, decltype(xy)::value, decltype(weight)::value, decltype(pos_weight)::value,
+                        decltype(unit)::value>(count, in, scale, grad_self, grad_target, grad_weight, grad_pos_weight);
+        });
       });
     });
   });
