@@ -161,6 +161,27 @@ def test_a_weight_parameter_trains_as_with_the_primitives(through):
         np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize("argument", ["weight", "pos_weight"])
+def test_a_parameter_alone_is_differentiated_as_with_the_primitives(through, argument):
+    """value_and_grad for a Parameter passed as weight or pos_weight, x and y plain tensors: the Parameter is the
+    one argument autograd tracks, and the pyboost path, which skips the autograd Function where no argument is
+    tracked, must still see it."""
+    rng = np.random.default_rng(67)
+    x = Tensor(rng.normal(size=(16, 3)).astype(np.float32))
+    y = Tensor(rng.uniform(size=(16, 3)).astype(np.float32))
+    parameter = Parameter(Tensor(np.array([0.5, 1.0, 2.0], np.float32)), name=f"class_{argument}")
+
+    def loss(inputs, targets):
+        weights = {"weight": None, "pos_weight": None, argument: parameter}
+        return ms_bcewl.binary_cross_entropy_with_logits(inputs, targets, reduction="sum", **weights)
+
+    step = ms.value_and_grad(loss, None, [parameter])
+    (value, (grad,)), (expected_value, (expected_grad,)) = (through(path, step, x, y) for path in ("pyboost", "aot"))
+    assert_same_bits(value, expected_value, "loss")
+    assert_same_bits(grad, expected_grad, f"gradient of {argument}")
+    assert np.all(grad.asnumpy() != 0), f"no gradient reached {argument}: {grad}"
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The choice of path
 # ---------------------------------------------------------------------------------------------------------------

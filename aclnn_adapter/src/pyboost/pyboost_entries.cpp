@@ -7,6 +7,7 @@
 // Like the AOT entries (aclnn_adapter/src/aot/aot_entries.cpp), each operator makes aclTensor views of MindSpore's
 // buffers and runs the two-phase aclnn API of libms_bcewl.so, so both paths share every check and kernel.
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -196,9 +197,24 @@ struct BceWithLogitsFunction : public Function<BceWithLogitsFunction<kHasWeight,
 
 TensorPtr TensorOrNull(const std::optional<ms::Tensor> &tensor) { return tensor ? tensor->tensor() : nullptr; }
 
+// Whether autograd tracks any of the tensors (an input of a differentiated function, an output of an operation
+// recorded for one, a Parameter that requires grad). AutogradContext::NeedGrad reads the tensor alone (it waits for
+// the autograd queue first, so that what it reads is current); the context object only carries the call.
+bool AnyNeedsGrad(std::initializer_list<TensorPtr> tensors) {
+  AutogradContext context;
+  for (const TensorPtr &tensor : tensors) {
+    if (tensor != nullptr && context.NeedGrad(tensor)) return true;
+  }
+  return false;
+}
+
 ms::Tensor BceWithLogits(const ms::Tensor &input, const ms::Tensor &target, const std::optional<ms::Tensor> &weight,
                          const std::optional<ms::Tensor> &pos_weight, int64_t reduction) {
   const TensorPtr x = input.tensor(), y = target.tensor(), w = TensorOrNull(weight), p = TensorOrNull(pos_weight);
+  if (!AnyNeedsGrad({x, y, w, p})) {  // nothing to differentiate: the loss alone, without a Function's bookkeeping
+    return RunForward({ms::Tensor(), input, target, weight.value_or(ms::Tensor()), pos_weight.value_or(ms::Tensor())},
+                      reduction);
+  }
   if (w && p) return ms::Tensor(BceWithLogitsFunction<true, true>::Apply(reduction, x, y, w, p));
   if (w) return ms::Tensor(BceWithLogitsFunction<true, false>::Apply(reduction, x, y, w));
   if (p) return ms::Tensor(BceWithLogitsFunction<false, true>::Apply(reduction, x, y, p));
