@@ -165,9 +165,20 @@ std::vector<Scenario> AllBackwardScenarios() {
     // weight per class joins; pos_weight per (channel, class) has other columns and a pass of its own
     scenarios.push_back({Shape{700, 4, 9}, Shape{9}, Shape{4, 9}, std::nullopt, reduction, {},
                          test::Layout::kContiguous});
-    // a scalar weight and a full-shape pos_weight: neither sums row by row
+    // a scalar weight and a full-shape pos_weight: neither sums row by row; dp joins the pass as an output
     scenarios.push_back({Shape{30, 23}, Shape{}, Shape{30, 23}, std::nullopt, reduction, kMixed,
                          test::Layout::kContiguous});
+    // full-shape weights (masks) as outputs of the pass: both (four outputs) on the threads in float16, which then
+    // stages the outputs as float32; one in place in float32; through strided views; a weight without self's
+    // leading 1
+    scenarios.push_back({Shape{300, 257}, Shape{300, 257}, Shape{300, 257}, std::nullopt, reduction, kHalf,
+                         test::Layout::kContiguous});
+    scenarios.push_back({Shape{140001}, Shape{140001}, std::nullopt, std::nullopt, reduction, {},
+                         test::Layout::kContiguous});
+    scenarios.push_back({Shape{41, 3, 19}, Shape{41, 3, 19}, Shape{41, 3, 19}, std::nullopt, reduction, kBFloat16,
+                         test::Layout::kColumnMajor});
+    scenarios.push_back({Shape{1, 37, 29}, Shape{37, 29}, std::nullopt, std::nullopt, reduction, kMixed,
+                         test::Layout::kPadded});
   }
   return scenarios;
 }

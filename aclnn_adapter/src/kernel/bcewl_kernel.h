@@ -69,7 +69,11 @@ struct Reduction {
   // every output, and the kernel can read the problem once in memory order.
   Problem natural;
   bool kept_dims_innermost = false;
+  Destination natural_out;  // out with strides over natural's dims
 };
+
+// One contribution per output (a weight of self's shape): nothing to sum, the values are written elementwise.
+inline bool IsElementwise(const Reduction &reduction) { return reduction.per_output == 1; }
 
 // out_shape: the destination's shape aligned to the problem's rank (leading 1s); a dim of 1 is reduced.
 // out: the destination with strides over the problem dims (0 on the reduced ones).
@@ -90,7 +94,8 @@ void ComputeReduction(const Reduction &reduction, Quantity quantity, double scal
 // into grad_target, and ComputeReduction of kGradWeight into *grad_weight and of kGradPosWeight into
 // *grad_pos_weight (each where not null), bit for bit. One pass over the inputs computes exp(-|x|) once per element
 // for the two elementwise gradients and for every weight gradient that sums row by row (a per-class weight:
-// kept_dims_innermost, at most 4096 outputs, more than one row) and has enough rows to keep every thread busy; any
+// kept_dims_innermost, at most 4096 outputs, more than one row) and has enough rows to keep every thread busy, or,
+// where none does, for every weight gradient that IsElementwise (a weight of self's shape, such as a mask); any
 // other weight gradient is a ComputeReduction after the pass. scale: 1, or 1/numel for mean (entering through g, as
 // above). workspace holds GradientsWorkspaceBytes(grad_weight, grad_pos_weight) bytes (may be null when that is 0).
 void ComputeGradients(const Problem &problem, double scale, const Destination &grad_self,

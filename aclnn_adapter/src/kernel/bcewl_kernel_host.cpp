@@ -148,10 +148,10 @@ const IsaKernels &ActiveKernels() {
 
 // ---- the plan of a call ----
 
-// The views of a call: the five inputs, then (for elementwise work) one or two outputs.
+// The views of a call: the five inputs, then (for elementwise work) up to four outputs (dx, dy, dw, dp).
 constexpr int kInputs = 5;
 constexpr int kFirstOutput = 5;
-constexpr int kMaxOutputs = 2;
+constexpr int kMaxOutputs = 4;
 constexpr int kViews = kInputs + kMaxOutputs;
 
 enum class Source : uint8_t { kOnes, kConstant, kLinear, kStrided };
@@ -626,13 +626,15 @@ void ComputeRowByRowReduction(const Reduction &reduction, Quantity quantity, flo
 }
 
 // Elementwise work into `out_count` outputs: compute(kernels, count, inputs, values) fills values[k] with the
-// values of output k for one chunk.
+// values of output k for one chunk. in_registers: whether the ISA kernel may read x and y and write every output
+// in their 16-bit dtype (MakePlan); otherwise values[k] is float32.
 template <class Compute>
-void ComputeOutputs(const Problem &problem, const Destination *outs, int out_count, Compute &&compute) {
+void ComputeOutputs(const Problem &problem, const Destination *outs, int out_count, bool in_registers,
+                    Compute &&compute) {
   if (problem.numel == 0) {
     return;
   }
-  const Plan plan = MakePlan(problem, outs, out_count, true);
+  const Plan plan = MakePlan(problem, outs, out_count, in_registers);
   const int64_t chunks = (problem.numel + kChunk - 1) / kChunk;
   const int tasks = TaskCount(problem.numel, chunks);
   ForEachPiece(plan, tasks, problem.numel, chunks, kElementsPerPiece / kChunk,
@@ -675,8 +677,8 @@ void ComputeGradientsWithRowSums(const Problem &problem, float scale, const Dest
 }  // namespace
 
 void ComputeElementwise(const Problem &problem, Quantity quantity, float scale, const Destination &out) {
-  ComputeOutputs(problem, &out, 1, [&](const IsaKernels &kernels, int64_t count, const RowInputs &in,
-                                        void *const *values) {
+  ComputeOutputs(problem, &out, 1, true, [&](const IsaKernels &kernels, int64_t count, const RowInputs &in,
+                                              void *const *values) {
     kernels.values(quantity, count, in, scale, values[0]);
   });
 }
@@ -701,18 +703,34 @@ void ComputeGradients(const Problem &problem, double scale, const Destination &g
       sums.partials[k] = PartialsOf(*reductions[k], workspaces[k], own_partials[k]);
     }
   }
-  const Destination outs[] = {grad_self, grad_target};
+  Destination outs[kMaxOutputs] = {grad_self, grad_target};
   const float g_scale = static_cast<float>(scale);
+  bool done[2] = {sums.joined[0] != nullptr, sums.joined[1] != nullptr};
   if (sums.First() == nullptr) {
-    ComputeOutputs(problem, outs, 2, [&](const IsaKernels &kernels, int64_t count, const RowInputs &in,
-                                         void *const *values) {
-      kernels.gradients(count, in, g_scale, values[0], values[1], nullptr, nullptr);
+    int out_count = 2;
+    int output_of[2] = {-1, -1};  // the output that takes the values of weight gradient k, where it joins
+    for (int k = 0; k < 2; ++k) {
+      if (reductions[k] != nullptr && IsElementwise(*reductions[k])) {
+        output_of[k] = out_count;
+        outs[out_count++] = reductions[k]->natural_out;
+        done[k] = true;
+      }
+    }
+    // The ISA kernel writes weight gradients as float32 (its row sums take them so), hence no 16-bit outputs
+    // in registers when one joins.
+    ComputeOutputs(problem, outs, out_count, out_count == 2, [&](const IsaKernels &kernels, int64_t count,
+                                                                  const RowInputs &in, void *const *values) {
+      float *weight_values[2] = {};
+      for (int k = 0; k < 2; ++k) {
+        weight_values[k] = output_of[k] < 0 ? nullptr : static_cast<float *>(values[output_of[k]]);
+      }
+      kernels.gradients(count, in, g_scale, values[0], values[1], weight_values[0], weight_values[1]);
     });
   } else {
     ComputeGradientsWithRowSums(problem, g_scale, outs, sums);
   }
   for (int k = 0; k < 2; ++k) {
-    if (reductions[k] != nullptr && sums.joined[k] == nullptr) {
+    if (reductions[k] != nullptr && !done[k]) {
       ComputeReduction(*reductions[k], quantities[k], scale, workspaces[k]);
     }
   }
@@ -733,7 +751,7 @@ void ComputeReduction(const Reduction &reduction, Quantity quantity, double scal
   const bool loss = quantity == Quantity::kLoss;
   const float g_scale = loss ? 1.0f : static_cast<float>(scale);
   const double total_scale = loss ? scale : 1.0;
-  if (reduction.per_output == 1 && !loss) {  // a weight of self's shape: each output is one element's value
+  if (IsElementwise(reduction) && !loss) {  // a weight of self's shape: each output is one element's value
     ComputeElementwise(reduction.problem, quantity, g_scale, reduction.out);
     return;
   }

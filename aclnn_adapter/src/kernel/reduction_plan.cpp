@@ -48,6 +48,7 @@ Reduction PlanReduction(const Problem &problem, const int64_t *out_shape, const 
   }
   reduction.out = Reordered(out, order, problem.rank);
   reduction.natural = problem;
+  reduction.natural_out = out;
   int last_reduced = -1;
   int first_kept = problem.rank;
   for (int dim = 0; dim < problem.rank; ++dim) {
