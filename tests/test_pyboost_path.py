@@ -6,17 +6,20 @@ process runs MindSpore's default asynchronous runtime, where the automatic choic
 fixture `through` forces one path or the other; the automatic choice under launch_blocking() is checked in a
 process of its own.
 """
+import json
 import os
 import subprocess
 import sys
 import textwrap
 import warnings
+from pathlib import Path
 
 import mindspore as ms
 import numpy as np
 import pytest
 from mindspore import Parameter, Tensor, nn
 
+import blocking_gradients
 import ms_bcewl
 import reference as R
 from ms_bcewl import pyboost_path
@@ -254,3 +257,26 @@ def test_launch_blocking_chooses_pyboost_and_matches_the_reference():
     x, y = np.array([-1.5, 0.25, 3.0]), np.array([0.0, 1.0, 0.5])
     assert chosen == "True"
     np.testing.assert_allclose(float(loss), R.loss(x, y, reduction="sum"), rtol=1e-6)
+
+
+def test_gradients_given_with_a_reduced_loss_under_launch_blocking_match_the_primitives():
+    """Under launch_blocking() the forward of a mean or summed loss whose input is tracked also computes the
+    gradients for a gradOutput of 1, which the backward hands over when its gradOutput is exactly 1: value_and_grad
+    of the loss and of 3 x the loss (the other path) for mean, sum and none, three dtypes, no weights, a per-class
+    pos_weight, a mask weight with it; a sum of two losses; two calls in a row; SGD of a Dense layer and of a
+    weight Parameter alone. Every case gives the primitives' bits (tests/blocking_gradients.py, its own process)."""
+    environment = {key: value for key, value in os.environ.items() if key != pyboost_path.PATH_VARIABLE}
+    done = subprocess.run([sys.executable, "-P", str(Path(__file__).with_name("blocking_gradients.py"))],
+                          capture_output=True, text=True, timeout=900, env=environment, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    cases = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert len(cases) == 58, f"{len(cases)} cases ran:\n{done.stdout[-2000:]}"
+    assert [case["case"] for case in cases if not case["same_bits"]] == []
+    plain = next(case for case in cases if case["case"] == "mean/float32/plain/scale None")
+    arrays = blocking_gradients.input_arrays(())
+    x, y = (arrays[name].astype(np.float32).astype(np.float64) for name in ("x", "y"))
+    loss, dx, dy = (np.array(value) for value in plain["pyboost"])
+    np.testing.assert_allclose(loss, R.loss(x, y, reduction="mean"), rtol=1e-5)
+    expected_dx, expected_dy, _, _ = R.grads(x, y, reduction="mean")
+    np.testing.assert_allclose(dx, expected_dx, rtol=1e-4, atol=1e-9)
+    np.testing.assert_allclose(dy, expected_dy, rtol=1e-4, atol=1e-9)

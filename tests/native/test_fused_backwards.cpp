@@ -9,19 +9,16 @@
 
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_all_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_self_target_backward.h"
-#include "kernel/kernel_testing.h"
+#include "one_call_checks.h"
 #include "op_runner.h"
 #include "test_harness.h"
 
 namespace {
 
-using ms_bcewl::kernel::Isa;
 using test::HostTensor;
 using test::Op;
 using test::Scenario;
 using test::Shape;
-
-const ms_bcewl::kernel::KernelTestingHooks &Hooks() { return *msBcewlKernelTestingHooks(); }
 
 aclnnStatus RunSelfTarget(const test::OpTensors &t, aclTensor *grad_target, int64_t reduction) {
   return test::RunTwoPhases(
@@ -54,68 +51,35 @@ aclnnStatus RunAll(const test::OpTensors &t, const MoreGradients &more, int64_t 
       });
 }
 
-bool UntouchedOutsideView(const HostTensor &out) {
-  for (double value : out.ValuesOutsideView()) {
-    if (value != test::kSentinel) {
-      return false;
-    }
+// AllBackward gives every gradient the scenario has, SelfTargetBackward dx and dy.
+std::vector<Op> GradientsOf(const Scenario &scenario, bool all) {
+  std::vector<Op> ops = {Op::kGradSelf, Op::kGradTarget};
+  if (all && scenario.w_shape) {
+    ops.push_back(Op::kGradWeight);
   }
-  return true;
+  if (all && scenario.p_shape) {
+    ops.push_back(Op::kGradPosWeight);
+  }
+  return ops;
 }
 
-// The fused call's outputs against the single gradients' outputs on every ISA the machine has: the single
-// gradients once per ISA, the fused call with 1, 2 and 4 threads. all: AllBackward (every gradient the scenario
-// has), else SelfTargetBackward.
+// The fused call's outputs against the single gradients' on every ISA the machine has, with 1, 2 and 4 threads.
+// all: AllBackward, else SelfTargetBackward.
 void ExpectFusedEqualsSeparate(const std::vector<Scenario> &scenarios, bool all) {
-  for (Isa isa : ms_bcewl::kernel::kIsas) {
-    if (!Hooks().force_isa(isa)) {
-      continue;
-    }
-    for (const Scenario &scenario : scenarios) {
-      const test::ScenarioInputs inputs(scenario);
-      std::vector<Op> ops = {Op::kGradSelf, Op::kGradTarget};
-      if (all && scenario.w_shape) {
-        ops.push_back(Op::kGradWeight);
-      }
-      if (all && scenario.p_shape) {
-        ops.push_back(Op::kGradPosWeight);
-      }
-      const std::string name = test::Describe(Op::kGradSelf, scenario) + (all ? " all" : " self+target") +
-                               ", isa " + ms_bcewl::kernel::kIsaNames[static_cast<int>(isa)];
-      Hooks().set_threads(0);
-      std::vector<std::unique_ptr<HostTensor>> separate;
-      for (Op op : ops) {
-        separate.push_back(test::MakeOutput(op, scenario));
-        EXPECT_MSG(test::RunOp(op, inputs.Tensors(separate.back()->get()), scenario.reduction) == ACLNN_SUCCESS,
-                   name + ": " + test::OpName(op));
-      }
-      for (int threads : {1, 2, 4}) {
-        Hooks().set_threads(threads);
-        const std::string setting = name + ", " + std::to_string(threads) + " threads";
-        std::vector<std::unique_ptr<HostTensor>> fused;
-        for (Op op : ops) {
-          fused.push_back(test::MakeOutput(op, scenario));
-        }
-        const auto fused_output = [&](Op op) {
-          const auto found = std::find(ops.begin(), ops.end(), op);
-          return found == ops.end() ? nullptr : fused[found - ops.begin()]->get();
-        };
-        const test::OpTensors tensors = inputs.Tensors(fused[0]->get());
-        const aclnnStatus status =
-            all ? RunAll(tensors, {fused[1]->get(), fused_output(Op::kGradWeight), fused_output(Op::kGradPosWeight)},
-                         scenario.reduction)
-                : RunSelfTarget(tensors, fused[1]->get(), scenario.reduction);
-        EXPECT_MSG(status == ACLNN_SUCCESS, setting + ": " + aclGetRecentErrMsg());
-        for (size_t k = 0; k < ops.size(); ++k) {
-          EXPECT_MSG(fused[k]->ViewBytes() == separate[k]->ViewBytes(),
-                     setting + ": " + test::OpName(ops[k]) + " differs from the single gradient's");
-          EXPECT_MSG(UntouchedOutsideView(*fused[k]), setting + ": wrote outside the view of " + test::OpName(ops[k]));
-        }
-      }
-    }
-  }
-  Hooks().set_threads(0);
-  Hooks().automatic_isa();
+  const auto fused = [all](const Scenario &scenario, const test::ScenarioInputs &inputs, const std::vector<Op> &ops,
+                           const std::vector<std::unique_ptr<HostTensor>> &outputs) {
+    const auto output = [&](Op op) {
+      const auto found = std::find(ops.begin(), ops.end(), op);
+      return found == ops.end() ? nullptr : outputs[found - ops.begin()]->get();
+    };
+    const test::OpTensors tensors = inputs.Tensors(outputs[0]->get());
+    return all ? RunAll(tensors, {outputs[1]->get(), output(Op::kGradWeight), output(Op::kGradPosWeight)},
+                        scenario.reduction)
+               : RunSelfTarget(tensors, outputs[1]->get(), scenario.reduction);
+  };
+  test::ExpectOneCallEqualsSingleOperations(
+      scenarios, [all](const Scenario &scenario) { return GradientsOf(scenario, all); },
+      [](test::ScenarioInputs *) {}, fused, all ? "all" : "self+target");
 }
 
 const test::Dtypes kMixed = {ACL_FLOAT16, ACL_BF16, ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
@@ -198,7 +162,8 @@ TEST_CASE(fused_backwards_of_an_empty_self_write_only_the_weight_gradients_zeros
   EXPECT_EQ(RunAll(inputs.Tensors(dx->get()), {dy->get(), dw->get(), dp->get()}, 1), ACLNN_SUCCESS);
   EXPECT_MSG(dw->Values() == std::vector<double>(3, 0.0), "gradWeightOptional is not zeros");
   EXPECT_MSG(dp->Values() == std::vector<double>(1, 0.0), "gradPosWeightOptional is not zeros");
-  EXPECT_MSG(UntouchedOutsideView(*dw) && UntouchedOutsideView(*dp), "wrote outside a weight gradient's view");
+  EXPECT_MSG(test::UntouchedOutsideView(*dw) && test::UntouchedOutsideView(*dp),
+             "wrote outside a weight gradient's view");
 }
 
 struct OutputErrorCase {

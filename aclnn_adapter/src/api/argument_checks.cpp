@@ -10,6 +10,7 @@ namespace ms_bcewl {
 namespace {
 
 constexpr size_t kMaxRank = kernel::kMaxRank;
+constexpr const char *kLossName = "out";  // the loss output's name in the C signatures
 
 struct NamedTensor {
   const char *name;
@@ -21,7 +22,7 @@ struct NamedTensor {
 // Every tensor argument in the order of the C signature.
 std::vector<NamedTensor> NamedTensors(const OpArguments &arguments) {
   std::vector<NamedTensor> named;
-  if (arguments.kind != OpKind::kForward) {
+  if (TakesGradOutput(arguments.kind)) {
     named.push_back({"gradOutput", arguments.grad_output, true, true});
   }
   const bool weight_required = arguments.kind == OpKind::kGradWeight;
@@ -89,10 +90,10 @@ aclnnStatus CheckNotNull(const OpArguments &arguments, const std::vector<NamedTe
   return ACLNN_SUCCESS;
 }
 
-// kGradAll: a weight gradient's output is given exactly when its input is (a missing one is a null output, which
-// CheckNotNull reports).
+// kGradAll, kLossAndAllGradients: a weight gradient's output is given exactly when its input is (a missing one is a
+// null output, which CheckNotNull reports).
 aclnnStatus CheckNoGradientWithoutItsInput(const OpArguments &arguments) {
-  if (arguments.kind != OpKind::kGradAll) {
+  if (!GivesAllGradients(arguments.kind)) {
     return ACLNN_SUCCESS;
   }
   const struct {
@@ -156,19 +157,34 @@ bool BroadcastsWithoutEnlarging(const std::vector<int64_t> &shape, const std::ve
   return true;
 }
 
+// The loss output of the forward and of kLossAndAllGradients where it is reduced (mean, sum), else null.
+const aclTensor *ReducedLoss(const OpArguments &arguments) {
+  if (arguments.reduction == kReductionNone) {
+    return nullptr;
+  }
+  switch (arguments.kind) {
+    case OpKind::kForward:
+      return arguments.out;
+    case OpKind::kLossAndAllGradients:
+      return arguments.loss_out;
+    default:
+      return nullptr;
+  }
+}
+
 aclnnStatus CheckOutputShape(const OpArguments &arguments) {
   const char *api = TraitsOf(arguments.kind).plan_api;
-  const std::vector<int64_t> &out_shape = arguments.out->view_shape;
-  const char *out_name = TraitsOf(arguments.kind).out_name;
-  if (arguments.kind == OpKind::kForward && arguments.reduction != kReductionNone) {
-    if (out_shape.empty() || out_shape == std::vector<int64_t>{1}) {
-      return ACLNN_SUCCESS;
-    }
+  const aclTensor *reduced_loss = ReducedLoss(arguments);
+  if (reduced_loss != nullptr && !reduced_loss->view_shape.empty() &&
+      reduced_loss->view_shape != std::vector<int64_t>{1}) {
     return Fail(api, ACLNN_ERR_PARAM_INVALID,
-                std::string(out_name) + " has shape " + ShapeText(out_shape) + " but reduction " +
+                std::string(kLossName) + " has shape " + ShapeText(reduced_loss->view_shape) + " but reduction " +
                     (arguments.reduction == kReductionMean ? "mean" : "sum") + " needs shape [] or [1].");
   }
   for (const OutputRef &output : Outputs(arguments)) {
+    if (output.tensor == reduced_loss) {
+      continue;
+    }
     if (output.tensor->view_shape != output.owner->view_shape) {
       return Fail(api, ACLNN_ERR_PARAM_INVALID,
                   std::string(output.name) + " has shape " + ShapeText(output.tensor->view_shape) +
@@ -221,10 +237,14 @@ std::vector<OutputRef> Outputs(const OpArguments &arguments) {
     case OpKind::kGradSelfAndTarget:
       return {{out_name, arguments.out, "self", arguments.self},
               {TraitsOf(arguments.kind).second_out_name, arguments.second_out, "target", arguments.target}};
-    case OpKind::kGradAll: {
-      std::vector<OutputRef> outputs = {
-          {out_name, arguments.out, "self", arguments.self},
-          {TraitsOf(arguments.kind).second_out_name, arguments.second_out, "target", arguments.target}};
+    case OpKind::kGradAll:
+    case OpKind::kLossAndAllGradients: {
+      std::vector<OutputRef> outputs;
+      if (arguments.kind == OpKind::kLossAndAllGradients) {
+        outputs.push_back({kLossName, arguments.loss_out, "target", arguments.target});
+      }
+      outputs.push_back({out_name, arguments.out, "self", arguments.self});
+      outputs.push_back({TraitsOf(arguments.kind).second_out_name, arguments.second_out, "target", arguments.target});
       if (arguments.weight != nullptr) {
         outputs.push_back({"gradWeightOptional", arguments.grad_weight_out, "weightOptional", arguments.weight});
       }

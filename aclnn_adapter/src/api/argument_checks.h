@@ -18,7 +18,8 @@ struct OutputRef {
   const aclTensor *owner;
 };
 // The outputs of an operation, in the order of its C signature (one; two for kGradSelfAndTarget; two to four for
-// kGradAll, whose weight gradients are listed where their inputs are given).
+// kGradAll, whose weight gradients are listed where their inputs are given; kLossAndAllGradients: the loss, then
+// kGradAll's).
 std::vector<OutputRef> Outputs(const OpArguments &arguments);
 
 aclnnStatus CheckArguments(const OpArguments &arguments);

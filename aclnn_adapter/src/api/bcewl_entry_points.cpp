@@ -1,12 +1,14 @@
 // The exported two-phase aclnn functions of include/aclnnop: each names its operation and forwards.
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_all_backward.h"
+#include "aclnnop/aclnn_binary_cross_entropy_with_logits_and_all_gradients.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_self_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_weight_backward.h"
 #include "api/operation.h"
 
+using ms_bcewl::OpArguments;
 using ms_bcewl::OpKind;
 using ms_bcewl::PlanOperation;
 using ms_bcewl::RunOperation;
@@ -103,4 +105,20 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceS
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAllBackward(void *workspace, uint64_t workspaceSize,
                                                                     aclOpExecutor *executor, aclrtStream stream) {
   return RunOperation(OpKind::kGradAll, workspace, workspaceSize, executor, stream);
+}
+
+extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAndAllGradientsGetWorkspaceSize(
+    const aclTensor *self, const aclTensor *target, const aclTensor *weightOptional, const aclTensor *posWeightOptional,
+    int64_t reduction, aclTensor *out, aclTensor *gradSelf, aclTensor *gradTarget, aclTensor *gradWeightOptional,
+    aclTensor *gradPosWeightOptional, uint64_t *workspaceSize, aclOpExecutor **executor) {
+  OpArguments arguments{OpKind::kLossAndAllGradients, nullptr, self, target, weightOptional, posWeightOptional,
+                        reduction, gradSelf, workspaceSize, executor, gradTarget, gradWeightOptional,
+                        gradPosWeightOptional};
+  arguments.loss_out = out;
+  return PlanOperation(arguments);
+}
+
+extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAndAllGradients(void *workspace, uint64_t workspaceSize,
+                                                                        aclOpExecutor *executor, aclrtStream stream) {
+  return RunOperation(OpKind::kLossAndAllGradients, workspace, workspaceSize, executor, stream);
 }

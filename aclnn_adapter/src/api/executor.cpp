@@ -22,6 +22,16 @@ const kernel::Reduction *PointerTo(const std::optional<kernel::Reduction> &reduc
   return reduction.has_value() ? &*reduction : nullptr;
 }
 
+void ExecuteElementwise(const ElementwiseWork &elementwise) {
+  kernel::ComputeElementwise(elementwise.problem, elementwise.quantity, elementwise.scale, elementwise.out);
+}
+
+void ExecuteGradients(const GradientsWork &gradients, void *workspace) {
+  kernel::ComputeGradients(gradients.problem, gradients.scale, gradients.grad_self, gradients.grad_target,
+                           PointerTo(gradients.grad_weight), PointerTo(gradients.grad_pos_weight),
+                           static_cast<double *>(workspace));
+}
+
 }  // namespace
 
 uint64_t WorkspaceBytes(const Work &work) {
@@ -30,6 +40,14 @@ uint64_t WorkspaceBytes(const Work &work) {
   }
   if (const auto *gradients = std::get_if<GradientsWork>(&work)) {
     return kernel::GradientsWorkspaceBytes(PointerTo(gradients->grad_weight), PointerTo(gradients->grad_pos_weight));
+  }
+  if (const auto *both = std::get_if<LossAndGradientsWork>(&work)) {
+    const kernel::Reduction *grad_weight = PointerTo(both->gradients.grad_weight);
+    const kernel::Reduction *grad_pos_weight = PointerTo(both->gradients.grad_pos_weight);
+    if (const auto *loss = std::get_if<kernel::Reduction>(&both->loss)) {
+      return kernel::LossAndGradientsWorkspaceBytes(*loss, grad_weight, grad_pos_weight);
+    }
+    return kernel::GradientsWorkspaceBytes(grad_weight, grad_pos_weight);
   }
   return 0;
 }
@@ -40,21 +58,26 @@ void Execute(const Work &work, void *workspace) {
                  [](const FillWork &fill) {
                    for (int target = 0; target < fill.count; ++target) {
                      const FillWork::Target &to = fill.targets[target];
-                     kernel::Fill(to.rank, to.shape, to.out, fill.value);
+                     kernel::Fill(to.rank, to.shape, to.out, to.value);
                    }
                  },
-                 [](const ElementwiseWork &elementwise) {
-                   kernel::ComputeElementwise(elementwise.problem, elementwise.quantity, elementwise.scale,
-                                              elementwise.out);
-                 },
-                 [workspace](const GradientsWork &gradients) {
-                   kernel::ComputeGradients(gradients.problem, gradients.scale, gradients.grad_self,
-                                            gradients.grad_target, PointerTo(gradients.grad_weight),
-                                            PointerTo(gradients.grad_pos_weight), static_cast<double *>(workspace));
-                 },
+                 [](const ElementwiseWork &elementwise) { ExecuteElementwise(elementwise); },
+                 [workspace](const GradientsWork &gradients) { ExecuteGradients(gradients, workspace); },
                  [workspace](const ReductionWork &reduction) {
                    kernel::ComputeReduction(reduction.reduction, reduction.quantity, reduction.scale,
                                             static_cast<double *>(workspace));
+                 },
+                 [workspace](const LossAndGradientsWork &both) {
+                   const GradientsWork &gradients = both.gradients;
+                   if (const auto *loss = std::get_if<kernel::Reduction>(&both.loss)) {
+                     kernel::ComputeLossAndGradients(*loss, gradients.scale, gradients.grad_self,
+                                                     gradients.grad_target, PointerTo(gradients.grad_weight),
+                                                     PointerTo(gradients.grad_pos_weight),
+                                                     static_cast<double *>(workspace));
+                     return;
+                   }
+                   ExecuteElementwise(std::get<ElementwiseWork>(both.loss));
+                   ExecuteGradients(gradients, workspace);
                  },
              },
              work);

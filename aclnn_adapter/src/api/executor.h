@@ -16,16 +16,16 @@ namespace ms_bcewl {
 
 struct NoWork {};
 
-// value into every element of one or two outputs (the results for an empty self).
+// A value into every element of up to three outputs (the results for an empty self).
 struct FillWork {
   struct Target {
     int rank;
     int64_t shape[kernel::kMaxRank];
     kernel::Destination out;
+    float value;
   };
-  Target targets[2];
+  Target targets[3];
   int count;
-  float value;
 };
 
 struct ElementwiseWork {
@@ -51,7 +51,14 @@ struct ReductionWork {
   double scale;
 };
 
-using Work = std::variant<NoWork, FillWork, ElementwiseWork, GradientsWork, ReductionWork>;
+// The loss and the gradients of every input for a gradOutput of 1 (gradients.problem has no grad_output). A summed
+// loss (mean, sum: its reduction) is computed in the pass of dx and dy; an elementwise one (none) before them.
+struct LossAndGradientsWork {
+  std::variant<kernel::Reduction, ElementwiseWork> loss;
+  GradientsWork gradients;
+};
+
+using Work = std::variant<NoWork, FillWork, ElementwiseWork, GradientsWork, ReductionWork, LossAndGradientsWork>;
 
 uint64_t WorkspaceBytes(const Work &work);
 void Execute(const Work &work, void *workspace);

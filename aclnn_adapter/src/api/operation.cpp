@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/argument_checks.h"
@@ -90,8 +91,9 @@ kernel::Problem ProblemFor(const OpArguments &arguments) {
   return problem;
 }
 
-FillWork::Target FillTargetFor(const aclTensor &out) {
+FillWork::Target FillTargetFor(const aclTensor &out, float value) {
   FillWork::Target target{};
+  target.value = value;
   target.rank = static_cast<int>(out.view_shape.size());
   std::copy(out.view_shape.begin(), out.view_shape.end(), target.shape);
   target.out = DestinationFor(out, target.rank);
@@ -103,30 +105,39 @@ bool ReducesToOutputShape(const OpArguments &arguments) {
          (arguments.kind == OpKind::kForward && arguments.reduction != kReductionNone);
 }
 
-// The outputs that keep their own shape whatever self's (a reduced forward's, the weight gradients'); null where
-// an optional one is absent.
-std::vector<const aclTensor *> OutputsOfFixedShape(const OpArguments &arguments) {
-  if (arguments.kind == OpKind::kGradAll) {
-    return {arguments.grad_weight_out, arguments.grad_pos_weight_out};
+// The value of a reduced loss over no elements: NaN for mean, 0 for sum.
+float EmptyLoss(int64_t reduction) {
+  return reduction == kReductionMean ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+}
+
+// The outputs that keep their own shape whatever self's (a reduced loss, the weight gradients), with their values
+// for an empty self; null where an optional one is absent.
+std::vector<std::pair<const aclTensor *, float>> OutputsOfFixedShape(const OpArguments &arguments) {
+  std::vector<std::pair<const aclTensor *, float>> outputs;
+  if (arguments.kind == OpKind::kLossAndAllGradients && arguments.reduction != kReductionNone) {
+    outputs.emplace_back(arguments.loss_out, EmptyLoss(arguments.reduction));
   }
-  return ReducesToOutputShape(arguments) ? std::vector<const aclTensor *>{arguments.out}
-                                         : std::vector<const aclTensor *>{};
+  if (GivesAllGradients(arguments.kind)) {
+    outputs.emplace_back(arguments.grad_weight_out, 0.0f);
+    outputs.emplace_back(arguments.grad_pos_weight_out, 0.0f);
+  } else if (ReducesToOutputShape(arguments)) {
+    outputs.emplace_back(arguments.out, arguments.kind == OpKind::kForward ? EmptyLoss(arguments.reduction) : 0.0f);
+  }
+  return outputs;
 }
 
 // The results for an empty self (seed document): none -> nothing to write; mean -> NaN; sum -> 0; the gradients
 // of weight and pos_weight -> zeros of their shape; the other gradients are empty like self.
 Work EmptyInputWork(const OpArguments &arguments) {
   FillWork fill{};
-  for (const aclTensor *out : OutputsOfFixedShape(arguments)) {
+  for (const auto &[out, value] : OutputsOfFixedShape(arguments)) {
     if (out != nullptr) {
-      fill.targets[fill.count++] = FillTargetFor(*out);
+      fill.targets[fill.count++] = FillTargetFor(*out, value);
     }
   }
   if (fill.count == 0) {
     return NoWork{};
   }
-  const bool forward_mean = arguments.kind == OpKind::kForward && arguments.reduction == kReductionMean;
-  fill.value = forward_mean ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
   return fill;
 }
 
@@ -147,10 +158,18 @@ Work PlanWork(const OpArguments &arguments) {
   const Quantity quantity = TraitsOf(arguments.kind).quantity;
   const double scale = arguments.reduction == kReductionMean ? 1.0 / static_cast<double>(problem.numel) : 1.0;
   const kernel::Destination out = DestinationFor(*arguments.out, problem.rank);
-  if (arguments.kind == OpKind::kGradSelfAndTarget || arguments.kind == OpKind::kGradAll) {
-    return GradientsWork{problem, scale, out, DestinationFor(*arguments.second_out, problem.rank),
-                         OptionalReductionInto(problem, arguments.grad_weight_out),
-                         OptionalReductionInto(problem, arguments.grad_pos_weight_out)};
+  if (arguments.kind == OpKind::kGradSelfAndTarget || GivesAllGradients(arguments.kind)) {
+    GradientsWork gradients{problem, scale, out, DestinationFor(*arguments.second_out, problem.rank),
+                            OptionalReductionInto(problem, arguments.grad_weight_out),
+                            OptionalReductionInto(problem, arguments.grad_pos_weight_out)};
+    if (arguments.kind != OpKind::kLossAndAllGradients) {
+      return gradients;
+    }
+    if (arguments.reduction == kReductionNone) {
+      const ElementwiseWork loss{problem, Quantity::kLoss, 1.0f, DestinationFor(*arguments.loss_out, problem.rank)};
+      return LossAndGradientsWork{loss, std::move(gradients)};
+    }
+    return LossAndGradientsWork{ReductionInto(problem, *arguments.loss_out), std::move(gradients)};
   }
   if (ReducesToOutputShape(arguments)) {
     return ReductionWork{ReductionInto(problem, *arguments.out), quantity, scale};
@@ -224,6 +243,8 @@ const OpTraits &TraitsOf(OpKind kind) {
        "aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward", "gradSelf", "gradTarget", Quantity::kGradSelf},
       {"aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize", "aclnnBinaryCrossEntropyWithLogitsAllBackward",
        "gradSelf", "gradTarget", Quantity::kGradSelf},
+      {"aclnnBinaryCrossEntropyWithLogitsAndAllGradientsGetWorkspaceSize",
+       "aclnnBinaryCrossEntropyWithLogitsAndAllGradients", "gradSelf", "gradTarget", Quantity::kGradSelf},
   };
   return kTraits[static_cast<int>(kind)];
 }

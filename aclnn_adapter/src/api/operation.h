@@ -1,7 +1,7 @@
-// The seven two-phase operations (forward loss; the gradients with respect to self, target, weight and pos_weight;
-// the gradients with respect to self and target together; those of every input together) share one argument
-// record, one check sequence and one executor plumbing; the exported entry points (bcewl_entry_points.cpp) only
-// name their OpKind.
+// The eight two-phase operations (forward loss; the gradients with respect to self, target, weight and pos_weight;
+// the gradients with respect to self and target together; those of every input together; the loss with those of
+// every input for a gradOutput of 1) share one argument record, one check sequence and one executor plumbing; the
+// exported entry points (bcewl_entry_points.cpp) only name their OpKind.
 #ifndef MS_BCEWL_API_OPERATION_H_
 #define MS_BCEWL_API_OPERATION_H_
 
@@ -12,15 +12,28 @@
 
 namespace ms_bcewl {
 
-enum class OpKind { kForward, kGradSelf, kGradTarget, kGradWeight, kGradPosWeight, kGradSelfAndTarget, kGradAll };
+enum class OpKind {
+  kForward,
+  kGradSelf,
+  kGradTarget,
+  kGradWeight,
+  kGradPosWeight,
+  kGradSelfAndTarget,
+  kGradAll,
+  kLossAndAllGradients,
+};
+
+// The operations without a gradOutput argument: the forward, and kLossAndAllGradients (whose gradOutput is 1).
+inline bool TakesGradOutput(OpKind kind) { return kind != OpKind::kForward && kind != OpKind::kLossAndAllGradients; }
 
 // aclnn's reduction values (MindSpore's own enum differs and must be mapped before it gets here).
 constexpr int64_t kReductionNone = 0;
 constexpr int64_t kReductionMean = 1;
 constexpr int64_t kReductionSum = 2;
 
-// The phase-1 arguments of any operation; grad_output is null for the forward, second_out (gradTarget) is set for
-// kGradSelfAndTarget and kGradAll only, and the weight gradients' outputs (each optional) for kGradAll only.
+// The phase-1 arguments of any operation; grad_output is null where !TakesGradOutput, second_out (gradTarget) is set
+// for kGradSelfAndTarget, kGradAll and kLossAndAllGradients, the weight gradients' outputs (each optional) for the
+// last two, and loss_out for kLossAndAllGradients only (whose out is gradSelf, as kGradAll's).
 struct OpArguments {
   OpKind kind;
   const aclTensor *grad_output;
@@ -35,14 +48,18 @@ struct OpArguments {
   aclTensor *second_out = nullptr;
   aclTensor *grad_weight_out = nullptr;
   aclTensor *grad_pos_weight_out = nullptr;
+  aclTensor *loss_out = nullptr;
 };
+
+// kGradAll and kLossAndAllGradients: their outputs include the weight gradients.
+inline bool GivesAllGradients(OpKind kind) { return kind == OpKind::kGradAll || kind == OpKind::kLossAndAllGradients; }
 
 struct OpTraits {
   const char *plan_api;  // phase 1 name
   const char *run_api;   // phase 2 name
   const char *out_name;         // the output parameter's name in the header
   const char *second_out_name;  // the second output's, or null
-  kernel::Quantity quantity;    // of out (kGradSelfAndTarget, kGradAll: their quantities are fixed)
+  kernel::Quantity quantity;    // of out (kGradSelfAndTarget and after: their quantities are fixed)
 };
 
 const OpTraits &TraitsOf(OpKind kind);

@@ -105,6 +105,18 @@ void ComputeGradients(const Problem &problem, double scale, const Destination &g
 // The workspace of ComputeGradients: that of each reduction given, one after the other.
 uint64_t GradientsWorkspaceBytes(const Reduction *grad_weight, const Reduction *grad_pos_weight);
 
+// The loss summed over every dim (mean or sum: loss reduces the whole problem, scale 1 or 1/numel) and the
+// gradients of every input for a gradOutput of 1: ComputeReduction of kLoss into loss.out and ComputeGradients
+// without grad_output, bit for bit. The loss and dx and dy come from one pass over the inputs (one exp per
+// element); a weight gradient is a ComputeReduction after it. workspace holds LossAndGradientsWorkspaceBytes bytes.
+void ComputeLossAndGradients(const Reduction &loss, double scale, const Destination &grad_self,
+                             const Destination &grad_target, const Reduction *grad_weight,
+                             const Reduction *grad_pos_weight, double *workspace);
+
+// The loss's ReductionWorkspaceBytes, then GradientsWorkspaceBytes.
+uint64_t LossAndGradientsWorkspaceBytes(const Reduction &loss, const Reduction *grad_weight,
+                                        const Reduction *grad_pos_weight);
+
 // Writes value to every element of the strided view of the given shape (the results for an empty self).
 void Fill(int rank, const int64_t *shape, const Destination &out, float value);
 

@@ -22,6 +22,7 @@
 // partials of an output are added in block order after the tasks), so results are bitwise the same for every
 // thread count.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -454,15 +455,15 @@ int64_t BlockStart(const Reduction &reduction, int64_t block) {
   return output * reduction.per_output + (block % reduction.blocks_per_output) * kReductionBlockElements;
 }
 
-// Sums blocks [first_block, last_block) into partials[0 .. last_block - first_block).
-void SumBlocks(const Plan &plan, Stager &stager, const Reduction &reduction, Quantity quantity, float g_scale,
-               int64_t first_block, int64_t last_block, double *partials) {
+// Sums blocks [first_block, last_block) into partials[0 .. last_block - first_block): add_chunk(stager, first,
+// count, sums) adds the contributions of elements [first, first + count) to *sums.
+template <class AddChunk>
+void SumBlocks(Stager &stager, const Reduction &reduction, int64_t first_block, int64_t last_block, double *partials,
+               AddChunk &&add_chunk) {
   BlockSums sums;
   sums.Open((first_block % reduction.blocks_per_output) * kReductionBlockElements, reduction.per_output, partials);
   ForEachChunk(BlockStart(reduction, first_block), BlockStart(reduction, last_block),
-               [&](int64_t first, int64_t count) {
-                 plan.kernels->sums(quantity, count, stager.Inputs(first, count), g_scale, &sums);
-               });
+               [&](int64_t first, int64_t count) { add_chunk(stager, first, count, &sums); });
 }
 
 // out[o] = cast(total_of(o) * scale) for outputs [first, first + count).
@@ -488,6 +489,48 @@ void StoreBlockTotals(const Reduction &reduction, double scale, const double *pa
     }
     return total;
   });
+}
+
+// Sums the blocks of `reduction` on the tasks, add_chunk as in SumBlocks, and stores each output's total times
+// total_scale; the block partials go to workspace (ReductionWorkspaceBytes; or a buffer of its own where that is
+// null), or straight to the outputs where an output has one block.
+template <class AddChunk>
+void SumInBlocks(const Plan &plan, const Reduction &reduction, double total_scale, double *workspace,
+                 AddChunk &&add_chunk) {
+  const int64_t blocks_per_output = reduction.blocks_per_output;
+  const int64_t blocks = reduction.outputs * blocks_per_output;
+  std::vector<double> own_workspace;
+  if (blocks_per_output > 1 && workspace == nullptr) {
+    own_workspace.resize(static_cast<size_t>(blocks));
+    workspace = own_workspace.data();
+  }
+  const int tasks = TaskCount(reduction.problem.numel, blocks);
+  const int64_t block_elements = std::min(kReductionBlockElements, reduction.per_output);
+  const int64_t blocks_per_piece = std::clamp(kElementsPerPiece / block_elements, int64_t{1}, kOutputsPerBatch);
+  ForEachPiece(plan, tasks, reduction.problem.numel, blocks, blocks_per_piece,
+               [&](Stager &stager, int64_t first, int64_t last) {
+                 if (blocks_per_output > 1) {  // block partials into the workspace; outputs after all tasks
+                   SumBlocks(stager, reduction, first, last, workspace + first, add_chunk);
+                   return;
+                 }
+                 double totals[kOutputsPerBatch];  // one block per output
+                 SumBlocks(stager, reduction, first, last, totals, add_chunk);
+                 StoreOutputs(reduction, total_scale, first, last - first,
+                              [&](int64_t output) { return totals[output - first]; });
+               });
+  if (blocks_per_output > 1) {
+    StoreBlockTotals(reduction, total_scale, workspace);
+  }
+}
+
+// Where the block partials of each weight gradient go in a workspace laid out as GradientsWorkspaceBytes says:
+// weight's, then pos_weight's (null where the workspace is).
+std::array<double *, 2> WeightWorkspaces(const Reduction *grad_weight, double *workspace) {
+  std::array<double *, 2> workspaces = {workspace, workspace};
+  if (grad_weight != nullptr && workspace != nullptr) {
+    workspaces[1] += ReductionWorkspaceBytes(*grad_weight) / sizeof(double);
+  }
+  return workspaces;
 }
 
 // ---- reductions that keep the innermost dims (the gradient of a per-class weight or pos_weight) ----
@@ -691,10 +734,7 @@ void ComputeGradients(const Problem &problem, double scale, const Destination &g
   }
   const Reduction *const reductions[2] = {grad_weight, grad_pos_weight};
   const Quantity quantities[2] = {Quantity::kGradWeight, Quantity::kGradPosWeight};
-  double *workspaces[2] = {workspace, workspace};  // GradientsWorkspaceBytes: weight's part, then pos_weight's
-  if (grad_weight != nullptr && workspace != nullptr) {
-    workspaces[1] += ReductionWorkspaceBytes(*grad_weight) / sizeof(double);
-  }
+  const std::array<double *, 2> workspaces = WeightWorkspaces(grad_weight, workspace);
   std::vector<double> own_partials[2];
   RowSums sums;
   for (int k = 0; k < 2; ++k) {
@@ -760,30 +800,42 @@ void ComputeReduction(const Reduction &reduction, Quantity quantity, double scal
     return;
   }
   const Plan plan = MakePlan(reduction.problem, nullptr, 0, true);
-  const int64_t blocks_per_output = reduction.blocks_per_output;
-  const int64_t blocks = reduction.outputs * blocks_per_output;
-  std::vector<double> own_workspace;
-  if (blocks_per_output > 1 && workspace == nullptr) {
-    own_workspace.resize(static_cast<size_t>(blocks));
-    workspace = own_workspace.data();
+  SumInBlocks(plan, reduction, total_scale, workspace,
+              [&](Stager &stager, int64_t first, int64_t count, BlockSums *sums) {
+                plan.kernels->sums(quantity, count, stager.Inputs(first, count), g_scale, sums);
+              });
+}
+
+void ComputeLossAndGradients(const Reduction &loss, double scale, const Destination &grad_self,
+                             const Destination &grad_target, const Reduction *grad_weight,
+                             const Reduction *grad_pos_weight, double *workspace) {
+  if (loss.problem.numel == 0) {
+    return;
   }
-  const int tasks = TaskCount(reduction.problem.numel, blocks);
-  const int64_t block_elements = std::min(kReductionBlockElements, reduction.per_output);
-  const int64_t blocks_per_piece = std::clamp(kElementsPerPiece / block_elements, int64_t{1}, kOutputsPerBatch);
-  ForEachPiece(plan, tasks, reduction.problem.numel, blocks, blocks_per_piece,
-               [&](Stager &stager, int64_t first, int64_t last) {
-                 if (blocks_per_output > 1) {  // block partials into the workspace; outputs after all tasks
-                   SumBlocks(plan, stager, reduction, quantity, g_scale, first, last, workspace + first);
-                   return;
-                 }
-                 double totals[kOutputsPerBatch];  // one block per output
-                 SumBlocks(plan, stager, reduction, quantity, g_scale, first, last, totals);
-                 StoreOutputs(reduction, total_scale, first, last - first,
-                              [&](int64_t output) { return totals[output - first]; });
-               });
-  if (blocks_per_output > 1) {
-    StoreBlockTotals(reduction, total_scale, workspace);
+  const Destination outs[] = {grad_self, grad_target};
+  const Plan plan = MakePlan(loss.problem, outs, 2, true);  // the loss reduces every dim: its problem's own order
+  const float g_scale = static_cast<float>(scale);
+  double *weight_workspace =
+      workspace == nullptr ? nullptr : workspace + ReductionWorkspaceBytes(loss) / sizeof(double);
+  SumInBlocks(plan, loss, scale, workspace, [&](Stager &stager, int64_t first, int64_t count, BlockSums *sums) {
+    plan.kernels->loss_sums_with_gradients(count, stager.Inputs(first, count), g_scale, sums,
+                                           stager.OutputValues(0, first), stager.OutputValues(1, first));
+    stager.StoreOutput(0, first, count);
+    stager.StoreOutput(1, first, count);
+  });
+  const Reduction *const reductions[2] = {grad_weight, grad_pos_weight};
+  const Quantity quantities[2] = {Quantity::kGradWeight, Quantity::kGradPosWeight};
+  const std::array<double *, 2> workspaces = WeightWorkspaces(grad_weight, weight_workspace);
+  for (int k = 0; k < 2; ++k) {
+    if (reductions[k] != nullptr) {
+      ComputeReduction(*reductions[k], quantities[k], scale, workspaces[k]);
+    }
   }
+}
+
+uint64_t LossAndGradientsWorkspaceBytes(const Reduction &loss, const Reduction *grad_weight,
+                                        const Reduction *grad_pos_weight) {
+  return ReductionWorkspaceBytes(loss) + GradientsWorkspaceBytes(grad_weight, grad_pos_weight);
 }
 
 void Fill(int rank, const int64_t *shape, const Destination &out, float value) {

@@ -246,8 +246,11 @@ void GradientsLoop(int64_t count, const RowInputs &in, float scale, void *grad_s
   }
 }
 
-template <class V, Quantity kQuantity, DType kXy>
-void SumsLoop(int64_t count, const RowInputs &in, float g_scale, BlockSums *sums) {
+// Adds value(i) to the lanes of *sums; with kGradients also stores the kGradSelf and kGradTarget values of
+// GradientsLoop into grad_self and grad_target, from the same exp (the loss takes no g, so g_scale serves both).
+template <class V, Quantity kQuantity, DType kXy, bool kGradients, bool kUnitPosWeight>
+void SumsLoop(int64_t count, const RowInputs &in, float g_scale, BlockSums *sums, void *grad_self,
+              void *grad_target) {
   static_assert(kSumLanes % V::kWidth == 0, "a vector must map to consecutive lanes");
   alignas(64) float values[V::kWidth];
   for (int64_t i = 0; i < count;) {
@@ -255,7 +258,13 @@ void SumsLoop(int64_t count, const RowInputs &in, float g_scale, BlockSums *sums
     // [filled % kSumLanes, + kWidth); a misaligned start (a new call, a new block) is realigned by a shorter vector.
     const int64_t aligned = V::kWidth - sums->filled % V::kWidth;
     const int64_t lanes = count - i < aligned ? count - i : aligned;
-    const typename V::F value = ElementValue<V, kQuantity>(LoadScaledLanes<V, kXy>(in, i, lanes, g_scale));
+    const Lanes<V> inputs = LoadScaledLanes<V, kXy>(in, i, lanes, g_scale);
+    const typename V::F e = ExpOfMinusAbs<V>(inputs);
+    const typename V::F value = ElementValueFrom<V, kQuantity>(inputs, e);
+    if constexpr (kGradients) {
+      StoreValues<V, kXy>(grad_self, i, lanes, ElementValueFrom<V, Quantity::kGradSelf>(inputs, e));
+      StoreValues<V, kXy>(grad_target, i, lanes, ElementValueFrom<V, Quantity::kGradTarget, kUnitPosWeight>(inputs, e));
+    }
     if (lanes == V::kWidth && sums->length - sums->filled > V::kWidth) {  // inside the open block
       V::AddToLanes(sums->lanes + sums->filled % kSumLanes, value);
       sums->filled += V::kWidth;
@@ -337,8 +346,20 @@ void Gradients(int64_t count, const RowInputs &in, float scale, void *grad_self,
 template <class V>
 void Sums(Quantity quantity, int64_t count, const RowInputs &in, float g_scale, BlockSums *sums) {
   WithQuantity(quantity, [&](auto q) {
-    WithDType(in.xy_dtype,
-              [&](auto xy) { SumsLoop<V, decltype(q)::value, decltype(xy)::value>(count, in, g_scale, sums); });
+    WithDType(in.xy_dtype, [&](auto xy) {
+      SumsLoop<V, decltype(q)::value, decltype(xy)::value, false, false>(count, in, g_scale, sums, nullptr, nullptr);
+    });
+  });
+}
+
+template <class V>
+void LossSumsWithGradients(int64_t count, const RowInputs &in, float g_scale, BlockSums *loss_sums, void *grad_self,
+                           void *grad_target) {
+  WithDType(in.xy_dtype, [&](auto xy) {
+    WithFlag(in.unit_pos_weight, [&](auto unit) {
+      SumsLoop<V, Quantity::kLoss, decltype(xy)::value, true, decltype(unit)::value>(count, in, g_scale, loss_sums,
+                                                                                      grad_self, grad_target);
+    });
   });
 }
 
@@ -389,7 +410,7 @@ void MapLoop(const float *in, int64_t count, float *out) {
 template <class V>
 constexpr IsaKernels MakeKernels(Isa isa, const char *name) {
   return IsaKernels{isa,       name,     V::kWidth,           &Widen<V>,
-                    &Narrow<V>, &Values<V>, &Gradients<V>, &Sums<V>, &AddToSums<V>,
+                    &Narrow<V>, &Values<V>, &Gradients<V>, &Sums<V>, &LossSumsWithGradients<V>, &AddToSums<V>,
                     &MapLoop<V, &V::Exp>, &MapLoop<V, &V::Log1p>};
 }
 

@@ -18,6 +18,8 @@
 
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_all_backward.h"
+#include "aclnnop/aclnn_binary_cross_entropy_with_logits_and_all_gradients.h"
+#include "include/runtime/utils/runtime_conf/runtime_conf.h"
 #include "ms_bcewl/entry_support.h"
 
 namespace {
@@ -97,13 +99,31 @@ aclnnStatus PlanForward(const Views &v, int64_t reduction, uint64_t *workspace_s
                                                            workspace_size, executor);
 }
 
+// The outputs dw and dp, where the call has weight and pos_weight, after the output `first` (which takes dx).
+struct WeightGradients {
+  aclTensor *dw;
+  aclTensor *dp;
+};
+
+WeightGradients WeightGradientsAfter(const Views &v, size_t first) {
+  return {v.weight ? v.Output(first + 2) : nullptr, v.pos_weight ? v.Output(first + (v.weight ? 3 : 2)) : nullptr};
+}
+
 // Outputs: dx, dy, then dw and dp where the call has weight and pos_weight.
 aclnnStatus PlanAllBackward(const Views &v, int64_t reduction, uint64_t *workspace_size, aclOpExecutor **executor) {
-  aclTensor *dw = v.weight ? v.Output(2) : nullptr;
-  aclTensor *dp = v.pos_weight ? v.Output(v.weight ? 3 : 2) : nullptr;
+  const WeightGradients weights = WeightGradientsAfter(v, 0);
   return aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize(
       v.grad_output.get(), v.input.get(), v.target.get(), v.weight.get(), v.pos_weight.get(), reduction, v.Output(0),
-      v.Output(1), dw, dp, workspace_size, executor);
+      v.Output(1), weights.dw, weights.dp, workspace_size, executor);
+}
+
+// Outputs: the loss, then those of PlanAllBackward (for a gradOutput of 1).
+aclnnStatus PlanLossAndAllGradients(const Views &v, int64_t reduction, uint64_t *workspace_size,
+                                    aclOpExecutor **executor) {
+  const WeightGradients weights = WeightGradientsAfter(v, 1);
+  return aclnnBinaryCrossEntropyWithLogitsAndAllGradientsGetWorkspaceSize(
+      v.input.get(), v.target.get(), v.weight.get(), v.pos_weight.get(), reduction, v.Output(0), v.Output(1),
+      v.Output(2), weights.dw, weights.dp, workspace_size, executor);
 }
 
 // One aclnn operation as a pyboost operator: MindSpore allocates the outputs, LaunchKernel runs both phases.
@@ -139,44 +159,109 @@ std::vector<ms::Tensor> Launch(const char *name, PhaseOne plan, PhaseTwo run, co
 
 ms::Tensor Like(const ms::Tensor &tensor) { return ms::Tensor(tensor.data_type(), tensor.shape()); }
 
-ms::Tensor RunForward(const Operands &given, int64_t reduction) {
-  const Operands operands = given.Contiguous();
-  const bool per_element = reduction == 0;
-  ms::Tensor loss(operands.target.data_type(), per_element ? operands.input.shape() : mindspore::ShapeVector{});
-  return Launch("BinaryCrossEntropyWithLogits", PlanForward, aclnnBinaryCrossEntropyWithLogits, operands, reduction,
-                {loss})[0];
+constexpr int64_t kReductionNone = 0;
+
+ms::Tensor LossLike(const Operands &operands, int64_t reduction) {
+  const bool per_element = reduction == kReductionNone;
+  return ms::Tensor(operands.target.data_type(), per_element ? operands.input.shape() : mindspore::ShapeVector{});
 }
 
-std::vector<ms::Tensor> RunAllBackward(const Operands &given, int64_t reduction) {
-  const Operands operands = given.Contiguous();
+// A gradient for each input present, in the order input, target, weight, pos_weight.
+std::vector<ms::Tensor> GradientsLike(const Operands &operands) {
   std::vector<ms::Tensor> grads;
   for (const ms::Tensor *of : {&operands.input, &operands.target, &operands.weight, &operands.pos_weight}) {
     if (of->is_defined()) grads.push_back(Like(*of));
   }
+  return grads;
+}
+
+ms::Tensor RunForward(const Operands &given, int64_t reduction) {
+  const Operands operands = given.Contiguous();
+  return Launch("BinaryCrossEntropyWithLogits", PlanForward, aclnnBinaryCrossEntropyWithLogits, operands, reduction,
+                {LossLike(operands, reduction)})[0];
+}
+
+std::vector<ms::Tensor> RunAllBackward(const Operands &given, int64_t reduction) {
+  const Operands operands = given.Contiguous();
   return Launch("BinaryCrossEntropyWithLogitsAllBackward", PlanAllBackward,
-                aclnnBinaryCrossEntropyWithLogitsAllBackward, operands, reduction, grads);
+                aclnnBinaryCrossEntropyWithLogitsAllBackward, operands, reduction, GradientsLike(operands));
+}
+
+// The loss, then the gradients of RunAllBackward for a gradOutput of 1.
+std::vector<ms::Tensor> RunLossAndAllGradients(const Operands &given, int64_t reduction) {
+  const Operands operands = given.Contiguous();
+  std::vector<ms::Tensor> outputs = GradientsLike(operands);
+  outputs.insert(outputs.begin(), LossLike(operands, reduction));
+  return Launch("BinaryCrossEntropyWithLogitsAndAllGradients", PlanLossAndAllGradients,
+                aclnnBinaryCrossEntropyWithLogitsAndAllGradients, operands, reduction, outputs);
+}
+
+// Whether a tensor holds the single value 1 (a 0-d gradOutput as value_and_grad and grad give a reduced loss).
+bool IsExactlyOne(const TensorPtr &tensor) {
+  if (tensor == nullptr || tensor->DataSize() != 1) return false;
+  const void *data = ms::Tensor(tensor).GetDataPtr();
+  if (data == nullptr) return false;
+  switch (tensor->data_type()) {
+    case TypeId::kNumberTypeFloat32:
+      return *static_cast<const float *>(data) == 1.0f;
+    case TypeId::kNumberTypeFloat16:
+      return *static_cast<const uint16_t *>(data) == 0x3c00;  // 1.0 in float16
+    case TypeId::kNumberTypeBFloat16:
+      return *static_cast<const uint16_t *>(data) == 0x3f80;  // 1.0 in bfloat16
+    default:
+      return false;
+  }
 }
 
 ms::Tensor AsMsTensor(const TensorPtr &tensor) { return tensor == nullptr ? ms::Tensor() : ms::Tensor(tensor); }
 
 // The autograd Function of one variant: kHasWeight / kHasPosWeight say which optional tensors follow target.
+constexpr const char *kReduction = "reduction";
+constexpr const char *kGradientsOfOne = "gradients for a gradOutput of 1";
+
 template <bool kHasWeight, bool kHasPosWeight>
 struct BceWithLogitsFunction : public Function<BceWithLogitsFunction<kHasWeight, kHasPosWeight>> {
+  // With a reduced loss whose input autograd tracks (a training step), the gradients for a gradOutput of 1 come
+  // with the loss, from the same pass: a value_and_grad or grad of the loss (or of a sum of losses) asks for
+  // exactly those, and Backward then hands them over without another pass. Blocking launches only, since Backward
+  // reads the gradOutput's value on the host.
   template <typename... Weights>
   static TensorPtr Forward(AutogradContext *ctx, int64_t reduction, const TensorPtr &input, const TensorPtr &target,
                            const Weights &...weights) {
     const TensorPtrList inputs{input, target, weights...};
     ctx->SaveForBackward(inputs);
-    ctx->saved_data["reduction"] = mindspore::MakeValue(reduction);
-    return RunForward(OperandsOf(nullptr, inputs), reduction).tensor();
+    ctx->saved_data[kReduction] = mindspore::MakeValue(reduction);
+    const Operands operands = OperandsOf(nullptr, inputs);
+    if (reduction == kReductionNone || !ctx->NeedGrad(input) ||
+        !mindspore::runtime::RuntimeConf::GetInstance()->launch_blocking()) {
+      return RunForward(operands, reduction).tensor();
+    }
+    const std::vector<ms::Tensor> outputs = RunLossAndAllGradients(operands, reduction);
+    mindspore::ValuePtrList gradients;
+    for (size_t k = 1; k < outputs.size(); ++k) gradients.push_back(outputs[k].tensor());
+    ctx->saved_data[kGradientsOfOne] = std::make_shared<mindspore::ValueTuple>(gradients);
+    return outputs[0].tensor();
   }
 
   // Every input's gradient from one call: MindSpore 2.10's value_and_grad marks every input of the differentiated
   // function as needing one (AutogradContext::NeedsInputGrad is true for all of them, whatever grad_position
   // asks), and in the one-pass operation dy costs little beside dx and per-class weight gradients join the pass.
+  // The gradients the forward computed for a gradOutput of 1 are handed over once (a second backward, or another
+  // gradOutput, computes them).
   static TensorPtrList Backward(AutogradContext *ctx, TensorPtrList grad_outputs) {
-    const int64_t reduction = mindspore::GetValue<int64_t>(ctx->saved_data["reduction"]);
     TensorPtrList grads{nullptr};  // one per argument of Forward: the reduction has none
+    const auto of_one = ctx->saved_data.find(kGradientsOfOne);
+    if (of_one != ctx->saved_data.end()) {
+      const mindspore::ValuePtr gradients = of_one->second;
+      ctx->saved_data.erase(of_one);
+      if (IsExactlyOne(grad_outputs[0])) {
+        for (const mindspore::ValuePtr &gradient : gradients->cast<mindspore::ValueTuplePtr>()->value()) {
+          grads.push_back(gradient->cast<TensorPtr>());
+        }
+        return grads;
+      }
+    }
+    const int64_t reduction = mindspore::GetValue<int64_t>(ctx->saved_data[kReduction]);
     for (const ms::Tensor &grad : RunAllBackward(OperandsOf(grad_outputs[0], ctx->GetSavedTensors()), reduction)) {
       grads.push_back(grad.tensor());
     }
