@@ -4,7 +4,8 @@ MindSpore's CustomOpBuilder compiles aclnn_adapter/src/pyboost/pyboost_entries.c
 as ms_bcewl/lib/pyboost_entries.cpp, with the aclnn headers in ms_bcewl/lib/include) against the installed
 MindSpore, once per machine: the module is kept in a cache folder keyed by the source, the headers, MindSpore's and
 Python's versions and the library's folder (``~/.cache/ms_bcewl``, or ``MS_BCEWL_CACHE_DIR``). The first call that
-needs it compiles it, which takes about 45 s; a process that finds it up to date only loads it.
+needs it compiles it, which takes about 45 s; a process that finds it up to date only loads it, and removes the
+module's other builds that nothing has loaded for STALE_AFTER_DAYS.
 
 A call through it skips what an ``ops.Custom`` call pays in PyNative (the Python infer functions, the primitive's
 generic run path): 41 µs against 162 µs per call at 1e3 elements under ``launch_blocking()``, and 0.49 ms against
@@ -23,8 +24,11 @@ primitives run. Graphs (GRAPH_MODE, ``mindspore.jit``) always use the primitives
 import fcntl
 import hashlib
 import os
+import re
+import shutil
 import sys
 import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -40,6 +44,7 @@ MODULE_NAME = "ms_bcewl_pyboost"
 PATH_VARIABLE = "MS_BCEWL_PYNATIVE_PATH"
 CACHE_VARIABLE = "MS_BCEWL_CACHE_DIR"
 CHOICES = ("auto", "pyboost", "aot")
+STALE_AFTER_DAYS = 30
 REDUCTION_CODES = {"none": 0, "mean": 1, "sum": 2}
 
 
@@ -94,7 +99,27 @@ def build_module(source=SOURCE, include_dir=INCLUDE_DIR, root=None, name=MODULE_
         builder = ops.CustomOpBuilder(name, str(source), backend="CPU", include_paths=[str(include_dir)],
                                       ldflags=f"-L{LIBRARY_DIR} -lms_bcewl -Wl,-rpath,{LIBRARY_DIR}",
                                       build_dir=str(build_dir))
-        return builder.load()
+        module = builder.load()
+    remove_stale_builds(build_dir.parent, name, build_dir)
+    return module
+
+
+def remove_stale_builds(root, name, keep, now=None):
+    """Removes the other builds of module `name` under root that no process has loaded for STALE_AFTER_DAYS (a load
+    rewrites its folder's .lock): a new source or MindSpore version leaves the old build behind. One that another
+    process holds (building or loading it) stays."""
+    cutoff = (time.time() if now is None else now) - STALE_AFTER_DAYS * 86400
+    for folder in root.glob(f"{name}-*"):
+        lock = folder / ".lock"
+        if (folder == keep or not re.fullmatch(rf"{re.escape(name)}-[0-9a-f]{{16}}", folder.name)
+                or not lock.is_file() or lock.stat().st_mtime > cutoff):
+            continue
+        with open(lock, "a", encoding="utf-8") as handle:  # "a": opening leaves the time stamp as it is
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def describe(choice, environ):

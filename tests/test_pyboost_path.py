@@ -6,6 +6,7 @@ process runs MindSpore's default asynchronous runtime, where the automatic choic
 fixture `through` forces one path or the other; the automatic choice under launch_blocking() is checked in a
 process of its own.
 """
+import fcntl
 import json
 import os
 import subprocess
@@ -221,6 +222,33 @@ def test_an_explicit_pyboost_setting_fails_at_the_call_when_the_module_cannot_be
     for _ in range(2):
         with pytest.raises(RuntimeError, match="MS_BCEWL_PYNATIVE_PATH=pyboost, but .* g\\+\\+ not found"):
             path.loss()
+
+
+def test_builds_unused_for_30_days_are_removed_unless_held(tmp_path):
+    """A load removes the other builds of its module whose .lock is older than STALE_AFTER_DAYS, except one another
+    process holds; recent builds, other modules' and other folders stay."""
+    now = 1.0e9
+    old = now - (pyboost_path.STALE_AFTER_DAYS + 1) * 86400
+
+    def build(folder_name, mtime):
+        folder = tmp_path / folder_name
+        folder.mkdir()
+        (folder / "module.so").write_text("")
+        (folder / ".lock").write_text("")
+        os.utime(folder / ".lock", (mtime, mtime))
+        return folder
+
+    stale = build("ms_x-0123456789abcdef", old)
+    recent = build("ms_x-1111111111111111", now - 86400)
+    kept = build("ms_x-2222222222222222", old)
+    held = build("ms_x-3333333333333333", old)
+    other_module = build("ms_y-4444444444444444", old)
+    not_a_build = build("ms_x-notes", old)
+    with open(held / ".lock", "a", encoding="utf-8") as holder:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        pyboost_path.remove_stale_builds(tmp_path, "ms_x", kept, now=now)
+    assert not stale.exists()
+    assert all(folder.exists() for folder in (recent, kept, held, other_module, not_a_build))
 
 
 def test_the_build_key_follows_the_source(tmp_path):

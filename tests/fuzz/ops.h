@@ -1,7 +1,7 @@
-// The seven two-phase operations of the aclnn API under one phase-1 signature (the forward takes no gradOutput; only
-// the fused gradients take gradTarget, and only the gradients of every input take the gradients of weight and
-// pos_weight), with the exported names that their error messages start with and the names their messages give the
-// outputs.
+// Seven of the eight two-phase operations of the aclnn API (all but the loss with every gradient) under one phase-1
+// signature (the forward takes no gradOutput; only the fused gradients take gradTarget, and only the gradients of
+// every input take the gradients of weight and pos_weight), with the exported names that their error messages start
+// with and the names their messages give the outputs.
 #ifndef MS_BCEWL_TESTS_FUZZ_OPS_H_
 #define MS_BCEWL_TESTS_FUZZ_OPS_H_
 
