@@ -77,8 +77,10 @@ const test::Dtypes kMixed = {ACL_FLOAT16, ACL_BF16, ACL_FLOAT, ACL_FLOAT16, ACL_
 const test::Dtypes kHalf = {ACL_FLOAT16, ACL_FLOAT16, ACL_FLOAT16, ACL_FLOAT16, ACL_FLOAT16};
 const test::Dtypes kBFloat16 = {ACL_BF16, ACL_BF16, ACL_BF16, ACL_BF16, ACL_BF16};
 
-// Every reduction over: a 0-d self; per-class and per-row weights; 16-bit data read in registers (no weights) and
-// staged (strided); sizes with several reduction blocks (8192 elements) on one thread and on the threads.
+// Every reduction over: a 0-d self; per-class and per-row weights; 16-bit data read in registers and staged
+// (strided); sizes with several reduction blocks (8192 elements) on one thread and on the threads. The weight
+// gradients that join the pass of the loss: per-class ones over several row blocks (8192 rows) on the threads (both,
+// in registers too), and full-shape ones (masks); a per-class one joined beside a mask computed after the pass.
 std::vector<Scenario> Scenarios() {
   std::vector<Scenario> scenarios;
   for (int64_t reduction : {0, 1, 2}) {
@@ -96,6 +98,14 @@ std::vector<Scenario> Scenarios() {
     scenarios.push_back({Shape{3, 50021}, Shape{3, 1}, Shape{50021}, std::nullopt, reduction, kHalf,
                          test::Layout::kContiguous});
     scenarios.push_back({Shape{140001}, Shape{140001}, std::nullopt, std::nullopt, reduction, {},
+                         test::Layout::kContiguous});
+    scenarios.push_back({Shape{40000, 6}, Shape{6}, Shape{1, 6}, std::nullopt, reduction, {},
+                         test::Layout::kContiguous});
+    scenarios.push_back({Shape{2, 11000, 3}, std::nullopt, Shape{3}, std::nullopt, reduction, kBFloat16,
+                         test::Layout::kContiguous});
+    scenarios.push_back({Shape{30001, 4}, Shape{4}, Shape{30001, 4}, std::nullopt, reduction, kHalf,
+                         test::Layout::kPadded});
+    scenarios.push_back({Shape{300, 257}, std::nullopt, Shape{300, 257}, std::nullopt, reduction, kMixed,
                          test::Layout::kContiguous});
   }
   return scenarios;

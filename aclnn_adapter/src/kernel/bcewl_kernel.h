@@ -107,8 +107,9 @@ uint64_t GradientsWorkspaceBytes(const Reduction *grad_weight, const Reduction *
 
 // The loss summed over every dim (mean or sum: loss reduces the whole problem, scale 1 or 1/numel) and the
 // gradients of every input for a gradOutput of 1: ComputeReduction of kLoss into loss.out and ComputeGradients
-// without grad_output, bit for bit. The loss and dx and dy come from one pass over the inputs (one exp per
-// element); a weight gradient is a ComputeReduction after it. workspace holds LossAndGradientsWorkspaceBytes bytes.
+// without grad_output, bit for bit. The loss, dx, dy and the weight gradients that ComputeGradients computes in its
+// pass come from one pass over the inputs (one exp per element); any other weight gradient is a ComputeReduction
+// after it. workspace holds LossAndGradientsWorkspaceBytes bytes.
 void ComputeLossAndGradients(const Reduction &loss, double scale, const Destination &grad_self,
                              const Destination &grad_target, const Reduction *grad_weight,
                              const Reduction *grad_pos_weight, double *workspace);

@@ -597,18 +597,23 @@ double *PartialsOf(const Reduction &reduction, double *workspace, std::vector<do
 
 // Reductions that sum row by row over one pass of a problem: [0] and [1] (that of weight and that of pos_weight in
 // ComputeGradients; a single one in [0] otherwise), null where absent, all with the same outputs (columns), with
-// where their block partials go.
+// where their block partials go; and, where `loss` is not null, the loss summed over every dim in the same pass.
 struct RowSums {
   const Reduction *joined[2] = {};
   double *partials[2] = {};
+  const Reduction *loss = nullptr;  // one output; its blocks tile each row block (columns of them)
+  double *loss_partials = nullptr;
+  double loss_scale = 1.0;
 
   const Reduction *First() const { return joined[0] != nullptr ? joined[0] : joined[1]; }
 };
 
-// The reductions of `sums` over the problem, row block by row block: compute(stager, first, count, values) fills
-// values[k] (where sums.joined[k]) with the contributions of elements [first, first + count), and may write
-// elementwise outputs of the plan. Each block's lanes get the values in the order of bcewl_kernel.h; the totals
-// are multiplied by total_scale.
+// The reductions of `sums` over the problem, row block by row block: compute(stager, first, count, values,
+// loss_sums) fills values[k] (where sums.joined[k]) with the contributions of elements [first, first + count), adds
+// their losses to *loss_sums (where sums.loss), and may write elementwise outputs of the plan. Each block's lanes get
+// the values in the order of bcewl_kernel.h; the totals are multiplied by total_scale (the loss's by loss_scale).
+// A row block of kReductionBlockElements rows is `columns` whole blocks of the loss, so the loss's blocks close
+// within the row block that opened them.
 template <class Compute>
 void SumRowBlocks(const Plan &plan, const Problem &problem, const RowSums &sums, double total_scale,
                   Compute &&compute) {
@@ -625,14 +630,20 @@ void SumRowBlocks(const Plan &plan, const Problem &problem, const RowSums &sums,
                      values[k] = stager.SumValues(k);
                    }
                  }
+                 BlockSums loss_sums;
                  for (int64_t block = first_block; block < last_block; ++block) {
                    const RowBlock rows = RowBlockOf(first, block);
                    for (std::vector<double> &sum_lanes : lanes) {
                      std::fill(sum_lanes.begin(), sum_lanes.end(), 0.0);
                    }
-                   ForEachChunk(rows.first_row * columns, (rows.first_row + rows.rows) * columns,
+                   const int64_t first_element = rows.first_row * columns;
+                   if (sums.loss != nullptr) {
+                     loss_sums.Open(first_element, problem.numel,
+                                    sums.loss_partials + first_element / kReductionBlockElements);
+                   }
+                   ForEachChunk(first_element, (rows.first_row + rows.rows) * columns,
                                 [&](int64_t element, int64_t count) {
-                                  compute(stager, element, count, values);
+                                  compute(stager, element, count, values, &loss_sums);
                                   for (int k = 0; k < 2; ++k) {
                                     if (values[k] != nullptr) {
                                       AddToRowLanes(*plan.kernels, values[k], element, count, columns, rows,
@@ -652,6 +663,9 @@ void SumRowBlocks(const Plan &plan, const Problem &problem, const RowSums &sums,
       StoreBlockTotals(*sums.joined[k], total_scale, sums.partials[k]);
     }
   }
+  if (sums.loss != nullptr) {
+    StoreBlockTotals(*sums.loss, sums.loss_scale, sums.loss_partials);
+  }
 }
 
 // ComputeReduction for SumsRowByRow: `values` of a gradient take g * g_scale, as sums do.
@@ -663,9 +677,23 @@ void ComputeRowByRowReduction(const Reduction &reduction, Quantity quantity, flo
   sums.joined[0] = &reduction;
   sums.partials[0] = PartialsOf(reduction, workspace, own_partials);
   SumRowBlocks(plan, reduction.natural, sums, total_scale,
-               [&](Stager &stager, int64_t first, int64_t count, float *const *values) {
+               [&](Stager &stager, int64_t first, int64_t count, float *const *values, BlockSums *) {
                  plan.kernels->values(quantity, count, stager.Inputs(first, count), g_scale, values[0]);
                });
+}
+
+// compute(values), where values[k] is where the values of elements [first, first + count) of output k go (k <
+// out_count); then writes them to the outputs.
+template <class Compute>
+void WriteOutputs(Stager &stager, int out_count, int64_t first, int64_t count, Compute &&compute) {
+  void *values[kMaxOutputs] = {};
+  for (int output = 0; output < out_count; ++output) {
+    values[output] = stager.OutputValues(output, first);
+  }
+  compute(values);
+  for (int output = 0; output < out_count; ++output) {
+    stager.StoreOutput(output, first, count);
+  }
 }
 
 // Elementwise work into `out_count` outputs: compute(kernels, count, inputs, values) fills values[k] with the
@@ -684,14 +712,9 @@ void ComputeOutputs(const Problem &problem, const Destination *outs, int out_cou
                [&](Stager &stager, int64_t first_chunk, int64_t last_chunk) {
                  ForEachChunk(first_chunk * kChunk, std::min(problem.numel, last_chunk * kChunk),
                               [&](int64_t first, int64_t count) {
-                                void *values[kMaxOutputs] = {};
-                                for (int output = 0; output < out_count; ++output) {
-                                  values[output] = stager.OutputValues(output, first);
-                                }
-                                compute(*plan.kernels, count, stager.Inputs(first, count), values);
-                                for (int output = 0; output < out_count; ++output) {
-                                  stager.StoreOutput(output, first, count);
-                                }
+                                WriteOutputs(stager, out_count, first, count, [&](void *const *values) {
+                                  compute(*plan.kernels, count, stager.Inputs(first, count), values);
+                                });
                               });
                });
 }
@@ -706,15 +729,79 @@ bool JoinsThePass(const Reduction &reduction, const RowSums &sums) {
          TaskCount(numel, reduction.blocks_per_output) >= TaskCount(numel, (numel + kChunk - 1) / kChunk);
 }
 
-// dx and dy into outs, and the weight gradients that joined, from one exp per element.
+// Where the weight gradients of a pass of dx and dy go: those that sum row by row and join (sums), or else those of
+// self's shape, as further elementwise outputs (outs[output_of[k]]); the others are a ComputeReduction after the
+// pass (ComputeTheRest).
+class WeightGradients {
+ public:
+  WeightGradients(const Destination &grad_self, const Destination &grad_target, const Reduction *grad_weight,
+                  const Reduction *grad_pos_weight, double *workspace)
+      : reductions_{grad_weight, grad_pos_weight}, workspaces_(WeightWorkspaces(grad_weight, workspace)) {
+    outs_[0] = grad_self;
+    outs_[1] = grad_target;
+    for (int k = 0; k < 2; ++k) {
+      if (reductions_[k] != nullptr && JoinsThePass(*reductions_[k], sums_)) {
+        sums_.joined[k] = reductions_[k];
+        sums_.partials[k] = PartialsOf(*reductions_[k], workspaces_[k], own_partials_[k]);
+      }
+    }
+    for (int k = 0; k < 2 && !SumRowByRow(); ++k) {
+      if (reductions_[k] != nullptr && IsElementwise(*reductions_[k])) {
+        output_of_[k] = out_count_;
+        outs_[out_count_++] = reductions_[k]->natural_out;
+      }
+    }
+  }
+
+  bool SumRowByRow() const { return sums_.First() != nullptr; }
+  const RowSums &Sums() const { return sums_; }
+  const Destination *Outs() const { return outs_; }
+  int OutCount() const { return out_count_; }
+  // The ISA kernels write weight gradients as float32 (their row sums take them so), hence no 16-bit outputs in
+  // registers when one is an output.
+  bool InRegisters() const { return out_count_ == 2; }
+
+  // The float32 values of weight gradient k among an elementwise pass's output values (null where it is not one).
+  float *ValuesOf(int k, void *const *values) const {
+    return output_of_[k] < 0 ? nullptr : static_cast<float *>(values[output_of_[k]]);
+  }
+
+  void ComputeTheRest(double scale) const {
+    const Quantity quantities[2] = {Quantity::kGradWeight, Quantity::kGradPosWeight};
+    for (int k = 0; k < 2; ++k) {
+      if (reductions_[k] != nullptr && sums_.joined[k] == nullptr && output_of_[k] < 0) {
+        ComputeReduction(*reductions_[k], quantities[k], scale, workspaces_[k]);
+      }
+    }
+  }
+
+ private:
+  const Reduction *reductions_[2];
+  std::array<double *, 2> workspaces_;
+  std::vector<double> own_partials_[2];
+  RowSums sums_;
+  Destination outs_[kMaxOutputs];
+  int out_count_ = 2;
+  int output_of_[2] = {-1, -1};
+};
+
+// dx and dy into outs, and the weight gradients that joined, from one exp per element; with sums.loss also the
+// loss.
 void ComputeGradientsWithRowSums(const Problem &problem, float scale, const Destination *outs, const RowSums &sums) {
   const Plan plan = MakePlan(problem, outs, 2, true);
-  SumRowBlocks(plan, problem, sums, 1.0, [&](Stager &stager, int64_t first, int64_t count, float *const *values) {
-    plan.kernels->gradients(count, stager.Inputs(first, count), scale, stager.OutputValues(0, first),
-                            stager.OutputValues(1, first), values[0], values[1]);
-    stager.StoreOutput(0, first, count);
-    stager.StoreOutput(1, first, count);
-  });
+  const bool loss = sums.loss != nullptr;
+  SumRowBlocks(plan, problem, sums, 1.0,
+               [&](Stager &stager, int64_t first, int64_t count, float *const *values, BlockSums *loss_sums) {
+                 WriteOutputs(stager, 2, first, count, [&](void *const *outputs) {
+                   const RowInputs in = stager.Inputs(first, count);
+                   if (loss) {
+                     plan.kernels->loss_sums_with_gradients(count, in, scale, loss_sums, outputs[0], outputs[1],
+                                                            values[0], values[1]);
+                   } else {
+                     plan.kernels->gradients(count, in, scale, outputs[0], outputs[1], values[0], values[1]);
+                   }
+                 });
+               });
 }
 
 }  // namespace
@@ -732,48 +819,18 @@ void ComputeGradients(const Problem &problem, double scale, const Destination &g
   if (problem.numel == 0) {
     return;
   }
-  const Reduction *const reductions[2] = {grad_weight, grad_pos_weight};
-  const Quantity quantities[2] = {Quantity::kGradWeight, Quantity::kGradPosWeight};
-  const std::array<double *, 2> workspaces = WeightWorkspaces(grad_weight, workspace);
-  std::vector<double> own_partials[2];
-  RowSums sums;
-  for (int k = 0; k < 2; ++k) {
-    if (reductions[k] != nullptr && JoinsThePass(*reductions[k], sums)) {
-      sums.joined[k] = reductions[k];
-      sums.partials[k] = PartialsOf(*reductions[k], workspaces[k], own_partials[k]);
-    }
-  }
-  Destination outs[kMaxOutputs] = {grad_self, grad_target};
+  const WeightGradients weights(grad_self, grad_target, grad_weight, grad_pos_weight, workspace);
   const float g_scale = static_cast<float>(scale);
-  bool done[2] = {sums.joined[0] != nullptr, sums.joined[1] != nullptr};
-  if (sums.First() == nullptr) {
-    int out_count = 2;
-    int output_of[2] = {-1, -1};  // the output that takes the values of weight gradient k, where it joins
-    for (int k = 0; k < 2; ++k) {
-      if (reductions[k] != nullptr && IsElementwise(*reductions[k])) {
-        output_of[k] = out_count;
-        outs[out_count++] = reductions[k]->natural_out;
-        done[k] = true;
-      }
-    }
-    // The ISA kernel writes weight gradients as float32 (its row sums take them so), hence no 16-bit outputs
-    // in registers when one joins.
-    ComputeOutputs(problem, outs, out_count, out_count == 2, [&](const IsaKernels &kernels, int64_t count,
-                                                                  const RowInputs &in, void *const *values) {
-      float *weight_values[2] = {};
-      for (int k = 0; k < 2; ++k) {
-        weight_values[k] = output_of[k] < 0 ? nullptr : static_cast<float *>(values[output_of[k]]);
-      }
-      kernels.gradients(count, in, g_scale, values[0], values[1], weight_values[0], weight_values[1]);
-    });
+  if (weights.SumRowByRow()) {
+    ComputeGradientsWithRowSums(problem, g_scale, weights.Outs(), weights.Sums());
   } else {
-    ComputeGradientsWithRowSums(problem, g_scale, outs, sums);
+    ComputeOutputs(problem, weights.Outs(), weights.OutCount(), weights.InRegisters(),
+                   [&](const IsaKernels &kernels, int64_t count, const RowInputs &in, void *const *values) {
+                     kernels.gradients(count, in, g_scale, values[0], values[1], weights.ValuesOf(0, values),
+                                       weights.ValuesOf(1, values));
+                   });
   }
-  for (int k = 0; k < 2; ++k) {
-    if (reductions[k] != nullptr && !done[k]) {
-      ComputeReduction(*reductions[k], quantities[k], scale, workspaces[k]);
-    }
-  }
+  weights.ComputeTheRest(scale);
 }
 
 uint64_t GradientsWorkspaceBytes(const Reduction *grad_weight, const Reduction *grad_pos_weight) {
@@ -812,25 +869,28 @@ void ComputeLossAndGradients(const Reduction &loss, double scale, const Destinat
   if (loss.problem.numel == 0) {
     return;
   }
-  const Destination outs[] = {grad_self, grad_target};
-  const Plan plan = MakePlan(loss.problem, outs, 2, true);  // the loss reduces every dim: its problem's own order
-  const float g_scale = static_cast<float>(scale);
   double *weight_workspace =
       workspace == nullptr ? nullptr : workspace + ReductionWorkspaceBytes(loss) / sizeof(double);
-  SumInBlocks(plan, loss, scale, workspace, [&](Stager &stager, int64_t first, int64_t count, BlockSums *sums) {
-    plan.kernels->loss_sums_with_gradients(count, stager.Inputs(first, count), g_scale, sums,
-                                           stager.OutputValues(0, first), stager.OutputValues(1, first));
-    stager.StoreOutput(0, first, count);
-    stager.StoreOutput(1, first, count);
-  });
-  const Reduction *const reductions[2] = {grad_weight, grad_pos_weight};
-  const Quantity quantities[2] = {Quantity::kGradWeight, Quantity::kGradPosWeight};
-  const std::array<double *, 2> workspaces = WeightWorkspaces(grad_weight, weight_workspace);
-  for (int k = 0; k < 2; ++k) {
-    if (reductions[k] != nullptr) {
-      ComputeReduction(*reductions[k], quantities[k], scale, workspaces[k]);
-    }
+  const WeightGradients weights(grad_self, grad_target, grad_weight, grad_pos_weight, weight_workspace);
+  const float g_scale = static_cast<float>(scale);
+  // The loss reduces every dim: its problem is in its own dim order, that of the weight gradients' natural one.
+  if (weights.SumRowByRow()) {
+    std::vector<double> own_loss_partials;
+    RowSums sums = weights.Sums();
+    sums.loss = &loss;
+    sums.loss_partials = PartialsOf(loss, workspace, own_loss_partials);
+    sums.loss_scale = scale;
+    ComputeGradientsWithRowSums(loss.problem, g_scale, weights.Outs(), sums);
+  } else {
+    const Plan plan = MakePlan(loss.problem, weights.Outs(), weights.OutCount(), weights.InRegisters());
+    SumInBlocks(plan, loss, scale, workspace, [&](Stager &stager, int64_t first, int64_t count, BlockSums *sums) {
+      WriteOutputs(stager, weights.OutCount(), first, count, [&](void *const *values) {
+        plan.kernels->loss_sums_with_gradients(count, stager.Inputs(first, count), g_scale, sums, values[0],
+                                               values[1], weights.ValuesOf(0, values), weights.ValuesOf(1, values));
+      });
+    });
   }
+  weights.ComputeTheRest(scale);
 }
 
 uint64_t LossAndGradientsWorkspaceBytes(const Reduction &loss, const Reduction *grad_weight,

@@ -90,10 +90,10 @@ struct IsaKernels {
   // Adds value(i), i = 0 .. count - 1, with g * g_scale in place of g, to their lanes of *sums in order, closing
   // blocks as they fill.
   void (*sums)(Quantity quantity, int64_t count, const RowInputs &in, float g_scale, BlockSums *sums);
-  // sums() of kLoss into *loss_sums and, from the same exp, gradients() of kGradSelf and kGradTarget with
-  // g * g_scale into grad_self and grad_target (in.xy_dtype values, as gradients() writes them).
+  // sums() of kLoss into *loss_sums and, from the same exp, what gradients() writes with g * g_scale for its scale
+  // (grad_weight and grad_pos_weight where not null).
   void (*loss_sums_with_gradients)(int64_t count, const RowInputs &in, float g_scale, BlockSums *loss_sums,
-                                   void *grad_self, void *grad_target);
+                                   void *grad_self, void *grad_target, float *grad_weight, float *grad_pos_weight);
   // sums[i] += values[i] as float64, i = 0 .. count - 1: one add per element, so every ISA gives the same sums.
   void (*add_to_sums)(const float *values, int64_t count, double *sums);
   // The kernels' exp (for t <= 0) and log1p (for e in [0, 1]), exposed for the tests of their error bounds.
