@@ -314,6 +314,17 @@ void Scatter(const Plan &plan, int view, int64_t first, int64_t count, const T *
   });
 }
 
+// What an absent input reads: a chunk of ones, shared, so that no call fills one (g++ -O2 fills with scalar stores:
+// 0.4 us a call for the three of a forward).
+constexpr std::array<float, kChunk> OnesChunk() {
+  std::array<float, kChunk> ones{};
+  for (size_t i = 0; i < ones.size(); ++i) {
+    ones[i] = 1.0f;
+  }
+  return ones;
+}
+alignas(64) constexpr std::array<float, kChunk> kOnesChunk = OnesChunk();
+
 // One task's staging buffers: each chunk's inputs as contiguous float32, and its output values. `elements` bounds
 // the chunk sizes the task will stage (so that a small call fills only what it uses).
 class Stager {
@@ -322,7 +333,7 @@ class Stager {
     const int64_t used = std::min(kChunk, elements);
     for (int view = 0; view < kInputs; ++view) {
       const View &input = plan.views[view];
-      if (input.source == Source::kOnes || input.source == Source::kConstant) {
+      if (input.source == Source::kConstant) {
         std::fill(buffers_[view], buffers_[view] + used, input.constant);
       }
     }
@@ -388,6 +399,7 @@ class Stager {
     float *buffer = buffers_[view];
     switch (input.source) {
       case Source::kOnes:
+        return kOnesChunk.data();
       case Source::kConstant:
         return buffer;
       case Source::kLinear:
