@@ -57,7 +57,7 @@ std::string Describe(const Case &c) {
 bool IsRequired(Op op, Role role) {
   switch (role) {
     case kGrad:
-      return op != Op::kForward;
+      return TakesGradOutput(op);
     case kWeight:
       return op == Op::kGradWeight;
     case kPosWeight:
@@ -73,6 +73,8 @@ std::vector<Role> OutputRoles(Op op) {
       return {kOut, kGradTargetOut};
     case Op::kGradAll:
       return {kOut, kGradTargetOut, kGradWeightOut, kGradPosWeightOut};
+    case Op::kLossAndAllGradients:
+      return {kLossOut, kOut, kGradTargetOut, kGradWeightOut, kGradPosWeightOut};
     default:
       return {kOut};
   }
@@ -80,7 +82,7 @@ std::vector<Role> OutputRoles(Op op) {
 
 std::vector<Role> RolesOf(Op op) {
   std::vector<Role> roles(std::begin(kInputRoles), std::end(kInputRoles));
-  if (op == Op::kForward) {
+  if (!TakesGradOutput(op)) {
     roles.erase(roles.begin());  // no gradOutput
   }
   const std::vector<Role> outputs = OutputRoles(op);
@@ -99,6 +101,8 @@ Op SingleOutputOp(Op op, Role output) {
       return Op::kGradTarget;
     case kGradWeightOut:
       return Op::kGradWeight;
+    case kLossOut:
+      return Op::kForward;
     default:
       return Op::kGradPosWeight;
   }
@@ -120,9 +124,10 @@ Role OwnerOf(Op op, Role output) {
 namespace {
 
 // The builder keeps the draws of the five single-output operations' cases as they were before the fused gradients,
-// and those of kGradSelfAndTarget's as they were before kGradAll: what only the fused gradients have (kGradTargetOut,
-// and kGradAll's weight gradients, the tall shapes and the weight gradients missing or given on purpose) draws
-// nothing for the others.
+// those of kGradSelfAndTarget's as they were before kGradAll, and kGradAll's as they were before
+// kLossAndAllGradients: what only the fused operations have (kGradTargetOut; the weight gradients of kGradAll and
+// kLossAndAllGradients, their tall shapes and the weight gradients missing or given on purpose; the loss of
+// kLossAndAllGradients) draws nothing for the others.
 class CaseBuilder {
  public:
   explicit CaseBuilder(uint64_t seed) : random_(seed) {}
@@ -141,8 +146,9 @@ class CaseBuilder {
       }
     }
     BreakDescriptors();
-    for (Role output : OutputRoles(c_.op)) {
-      if (c_.tensors[output] && random_.Chance(output == kOut ? 0.04 : 0.1)) {
+    const std::vector<Role> outputs = OutputRoles(c_.op);
+    for (Role output : outputs) {
+      if (c_.tensors[output] && random_.Chance(output == outputs.front() ? 0.04 : 0.1)) {
         AliasOutput(output);
       }
     }
@@ -189,7 +195,8 @@ class CaseBuilder {
 
   // 8193 to 24576 rows (two or three reduction blocks) of 2-6 classes, about 45 % of them beyond the thread pool's
   // 65536 elements: the gradient of a per-class weight, (classes) or (1, classes), then needs a workspace, and
-  // kGradAll sums it within its pass over dx and dy. ShapeOfAbout's rows are too few for that.
+  // kGradAll and kLossAndAllGradients sum it within their pass over dx and dy. ShapeOfAbout's rows are too few for
+  // that.
   Shape TallShape() {
     tall_ = true;
     const int64_t classes = random_.Between(2, 6);
@@ -207,7 +214,7 @@ class CaseBuilder {
     if (huge) {  // a broadcast (stride 0) view of more elements than can be run, or than int32 counts
       return {random_.Pick<int64_t>({(int64_t{1} << 31) + 1, int64_t{1} << 33, int64_t{1} << 40})};
     }
-    if (c_.op == Op::kGradAll && random_.Chance(0.15)) {
+    if (GivesWeightGradients(c_.op) && random_.Chance(0.15)) {
       return TallShape();
     }
     if (random_.Chance(0.005)) {
@@ -251,13 +258,18 @@ class CaseBuilder {
     return different;
   }
 
+  // The forward's out: target's shape for none, else [] or [1].
+  Shape LossShape() {
+    if (c_.reduction == 0) {
+      return shapes_[kTarget];
+    }
+    return random_.Chance(0.7) ? Shape{} : Shape{1};
+  }
+
   Shape OutputShape() {
     switch (c_.op) {
       case Op::kForward:
-        if (c_.reduction == 0) {
-          return shapes_[kTarget];
-        }
-        return random_.Chance(0.7) ? Shape{} : Shape{1};
+        return LossShape();
       case Op::kGradWeight:
         return shapes_[kWeight];
       case Op::kGradPosWeight:
@@ -284,13 +296,17 @@ class CaseBuilder {
     shapes_[kGradWeightOut] = shapes_[kWeight];
     shapes_[kGradPosWeightOut] = shapes_[kPosWeight];
     present_.fill(true);
-    present_[kGrad] = c_.op != Op::kForward;
+    present_[kGrad] = TakesGradOutput(c_.op);
     present_[kGradTargetOut] = IsFused(c_.op);
     present_[kWeight] = c_.op == Op::kGradWeight || random_.Chance(0.6);
     present_[kPosWeight] = c_.op == Op::kGradPosWeight || random_.Chance(0.6);
-    present_[kGradWeightOut] = c_.op == Op::kGradAll && present_[kWeight];
-    present_[kGradPosWeightOut] = c_.op == Op::kGradAll && present_[kPosWeight];
+    present_[kGradWeightOut] = GivesWeightGradients(c_.op) && present_[kWeight];
+    present_[kGradPosWeightOut] = GivesWeightGradients(c_.op) && present_[kPosWeight];
+    present_[kLossOut] = c_.op == Op::kLossAndAllGradients;
     shapes_[kOut] = OutputShape();
+    if (present_[kLossOut]) {
+      shapes_[kLossOut] = LossShape();
+    }
   }
 
   void ChooseDtypes() {
@@ -311,10 +327,13 @@ class CaseBuilder {
                                   INT32_MIN, INT32_MAX});
   }
 
-  Role AnyRole() {
-    const Role last = OutputRoles(c_.op).back();
-    return static_cast<Role>(random_.Between(0, last));
+  // The highest role of op; those below it that op lacks (the forward's kGrad) are drawn all the same.
+  Role HighestRole() const {
+    const std::vector<Role> outputs = OutputRoles(c_.op);
+    return *std::max_element(outputs.begin(), outputs.end());
   }
+
+  Role AnyRole() { return static_cast<Role>(random_.Between(0, HighestRole())); }
 
   void PadRank(Role role) {
     const size_t rank = static_cast<size_t>(random_.Between(9, 12));
@@ -352,16 +371,17 @@ class CaseBuilder {
     if (random_.Chance(0.04)) {
       dtypes_[AnyRole()] = UnsupportedDtype();
     }
-    const int drawn_roles = c_.op == Op::kGradAll ? kRoles : kGradWeightOut;  // the others draw as before kGradAll
+    // kGradAll draws as before kLossOut (its highest role is kGradPosWeightOut), the others as before kGradAll
+    const int drawn_roles = GivesWeightGradients(c_.op) ? HighestRole() + 1 : kGradWeightOut;
     for (int role = 0; role < drawn_roles; ++role) {
       present_[role] = present_[role] && !random_.Chance(0.025);
     }
-    if (c_.op == Op::kGradAll) {
+    if (GivesWeightGradients(c_.op)) {
       MismatchWeightGradients();
     }
   }
 
-  // kGradAll: a weight gradient given without its input (161002) or missing with it (161001), on purpose.
+  // A weight gradient given without its input (161002) or missing with it (161001), on purpose.
   void MismatchWeightGradients() {
     for (Role gradient : {kGradWeightOut, kGradPosWeightOut}) {
       if (random_.Chance(0.03)) {
@@ -571,13 +591,16 @@ class CaseBuilder {
     }
   }
 
-  // An output as a view of the storage of an argument before it (an input, or another output's) with the same
-  // shape: exactly that argument's view, or shifted by one element.
+  // An output as a view of the storage of an argument before it in the C signature (an input, or another output's)
+  // with the same shape: exactly that argument's view, or shifted by one element.
   void AliasOutput(Role output) {
     std::vector<Role> donors;
-    for (int role = 0; role < output; ++role) {
+    for (Role role : RolesOf(c_.op)) {
+      if (role == output) {
+        break;
+      }
       if (c_.tensors[role] && c_.tensors[role]->dims == c_.tensors[output]->dims) {
-        donors.push_back(static_cast<Role>(role));
+        donors.push_back(role);
       }
     }
     if (donors.empty()) {

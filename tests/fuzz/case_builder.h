@@ -35,8 +35,10 @@ class Random {
   std::mt19937_64 engine_;
 };
 
-// The tensor arguments, in the order of the C signatures. Only the fused gradients have kGradTargetOut, their second
-// output (out is their gradSelf), and only kGradAll the weight gradients kGradWeightOut and kGradPosWeightOut.
+// The tensor arguments, in the order of the C signatures but for kLossOut. Only the fused gradients have
+// kGradTargetOut (out is their gradSelf), only kGradAll and kLossAndAllGradients the weight gradients kGradWeightOut
+// and kGradPosWeightOut, and only kLossAndAllGradients kLossOut, its first output (the forward's out), which comes
+// last here so that the other roles keep the numbers the cases of the other operations are drawn with.
 enum Role {
   kGrad,
   kSelf,
@@ -47,10 +49,11 @@ enum Role {
   kGradTargetOut,
   kGradWeightOut,
   kGradPosWeightOut,
+  kLossOut,
   kRoles
 };
-inline const char *const kRoleNames[kRoles] = {"gradOutput", "self",       "target",     "weight",       "posWeight",
-                                               "out",        "gradTarget", "gradWeight", "gradPosWeight"};
+inline const char *const kRoleNames[kRoles] = {"gradOutput", "self",       "target",     "weight",        "posWeight",
+                                               "out",        "gradTarget", "gradWeight", "gradPosWeight", "loss"};
 constexpr Role kInputRoles[] = {kGrad, kSelf, kTarget, kWeight, kPosWeight};
 
 // How phase 2 is called after a successful phase 1.
@@ -77,7 +80,7 @@ struct Case {
   std::array<size_t, kRoles> storage_bytes = {};          // of each tensor's own storage
   // Whose storage each tensor's view is over: its own, or for an output, an input's or another output's.
   std::array<Role, kRoles> storage_of = {kGrad, kSelf,          kTarget,        kWeight,          kPosWeight,
-                                         kOut,  kGradTargetOut, kGradWeightOut, kGradPosWeightOut};
+                                         kOut,  kGradTargetOut, kGradWeightOut, kGradPosWeightOut, kLossOut};
   bool null_workspace_size = false;
   bool null_executor = false;
   bool destroy_tensors_before_run = false;
@@ -94,16 +97,18 @@ Case BuildCase(uint64_t seed, std::optional<Op> op = std::nullopt);
 // The case in words, for findings.
 std::string Describe(const Case &c);
 
-// Whether the operation needs the tensor (an optional one may be nullptr). kGradAll's weight gradients are needed
-// where their inputs are given, and must be nullptr where not.
+// Whether the operation needs the tensor (an optional one may be nullptr). The weight gradients of kGradAll and
+// kLossAndAllGradients are needed where their inputs are given, and must be nullptr where not.
 bool IsRequired(Op op, Role role);
 
-// The roles of op's arguments (tensors before outputs) and of its outputs, in the order of its C signature.
+// The roles of op's arguments (tensors before outputs) and of its outputs, in the order of its C signature (for
+// kLossAndAllGradients: kLossOut, kOut, kGradTargetOut, kGradWeightOut, kGradPosWeightOut).
 std::vector<Role> RolesOf(Op op);
 std::vector<Role> OutputRoles(Op op);
 
-// The single-output operation that computes op's output bit for bit: op itself, or for the fused gradients dx
-// (out), dy (gradTarget), dw (gradWeight) and dp (gradPosWeight).
+// The single-output operation whose result op's output is, and whose float64 reference it is compared with: op
+// itself, or for the fused operations dx (out), dy (gradTarget), dw (gradWeight), dp (gradPosWeight) and the forward
+// (loss); kLossAndAllGradients's gradients for a gradOutput of 1.
 Op SingleOutputOp(Op op, Role output);
 
 // The tensor whose dtype and shape an output has (DESIGN.md §3: each gradient has its argument's dtype).

@@ -26,8 +26,8 @@ constexpr int64_t kMaxRunElements = int64_t{1} << 18;  // larger planned problem
 constexpr size_t kMaxOpRank = 8;
 constexpr uint64_t kMaxPrintedFindings = 40;
 constexpr double kMemcpyChance = 0.05;  // of a case also calling aclrtMemcpy once
-// Of a case also running a case of each fused gradient (built from its own seed, as often as each single-output
-// operation), and of an executor handed to another operation's phase 2 going to each fused gradient's.
+// Of a case also running a case of each fused operation (built from its own seed, as often as each single-output
+// operation), and of an executor handed to another operation's phase 2 going to each fused operation's.
 constexpr double kFusedCaseChance = 1.0 / kSingleOutputOpCount;
 constexpr double kOtherOpIsFusedChance = 1.0 / kSingleOutputOpCount;
 
@@ -39,14 +39,17 @@ enum Stream : uint64_t {
   kMemcpy = 3,
   kGradSelfAndTargetCase = 4,
   kOtherOp = 5,
-  kGradAllCase = 6
+  kGradAllCase = 6,
+  kLossAndAllGradientsCase = 7
 };
 
-// The fused gradients whose cases go with a case, each from a stream of its own.
+// The fused operations whose cases go with a case, each from a stream of its own.
 constexpr struct {
   Op op;
   Stream stream;
-} kCompanions[] = {{Op::kGradSelfAndTarget, kGradSelfAndTargetCase}, {Op::kGradAll, kGradAllCase}};
+} kCompanions[] = {{Op::kGradSelfAndTarget, kGradSelfAndTargetCase},
+                   {Op::kGradAll, kGradAllCase},
+                   {Op::kLossAndAllGradients, kLossAndAllGradientsCase}};
 
 uint64_t SplitMix(uint64_t value) {
   value += 0x9E3779B97F4A7C15ull;
@@ -163,7 +166,7 @@ class CaseRunner {
       : seed_(seed), index_(index), case_seed_(case_seed), stats_(stats), case_(BuildCase(case_seed_, op)) {}
 
   // Case `index_` of the campaign: its own call, then, on streams of their own, perhaps one aclrtMemcpy and a
-  // call of each fused gradient.
+  // call of each fused operation.
   void Run() {
     ++stats_->cases;
     RunCall();
@@ -373,9 +376,10 @@ class CaseRunner {
 
   // The status DESIGN.md §4 gives the call, checks in the seed document's order: null pointers (161001), then
   // dtypes, reduction, ranks and shapes (161002); each check goes through the arguments in the C signature's order.
-  // kGradAll's weight gradients go with their inputs: one missing with its input is a null output (161001), one
-  // given without its input fails the first 161002 check (the header leaves that check's place open; this is the
-  // adapter's).
+  // The weight gradients of kGradAll and kLossAndAllGradients go with their inputs: one missing with its input is a
+  // null output (161001), one given without its input fails the first 161002 check (the header leaves that check's
+  // place open; this is the adapter's). A loss output (the forward's, kLossAndAllGradients's) has the forward's
+  // rules: target's dtype, and target's shape for none, else [] or [1].
   PlanExpectation ExpectedPlan() const {
     const Op op = case_.op;
     std::vector<Role> roles = RolesOf(op);
@@ -383,8 +387,8 @@ class CaseRunner {
       const auto found = std::find_if(roles.begin(), roles.end(), [&](Role role) { return fails(role); });
       return found == roles.end() ? std::nullopt : std::optional<Role>(*found);
     };
-    // The call checks every argument but the gradients of inputs it does not get (kGradAll's weight gradients only:
-    // the other outputs' owners are required).
+    // The call checks every argument but the gradients of inputs it does not get (weight gradients only: the other
+    // outputs' owners are required).
     const auto of_no_input = [&](Role r) { return IsOutput(r) && Passed(OwnerOf(op, r)) == nullptr; };
     const std::optional<Role> without_its_input = failing([&](Role r) { return of_no_input(r) && Passed(r); });
     roles.erase(std::remove_if(roles.begin(), roles.end(), of_no_input), roles.end());
@@ -423,13 +427,13 @@ class CaseRunner {
         return {ACLNN_ERR_PARAM_INVALID, role};
       }
     }
-    const bool reduced_forward = op == Op::kForward && case_.reduction != 0;
+    const auto reduced_loss = [&](Role r) { return SingleOutputOp(op, r) == Op::kForward && case_.reduction != 0; };
     const auto wrong_output_shape = [&](Role r) {
       if (!IsOutput(r)) {
         return false;
       }
       const Shape &out = Passed(r)->dims;
-      return reduced_forward ? !(out.empty() || out == Shape{1}) : out != Passed(OwnerOf(op, r))->dims;
+      return reduced_loss(r) ? !(out.empty() || out == Shape{1}) : out != Passed(OwnerOf(op, r))->dims;
     };
     if (auto role = failing(wrong_output_shape)) {
       return {ACLNN_ERR_PARAM_INVALID, role};
@@ -468,6 +472,14 @@ class CaseRunner {
     return false;
   }
 
+  // Phase 1 of api on the tensors of each role.
+  aclnnStatus Plan(const OpApi &api, const std::array<aclTensor *, kRoles> &tensors, uint64_t *workspace_size,
+                   aclOpExecutor **executor) const {
+    return api.plan(tensors[kGrad], tensors[kSelf], tensors[kTarget], tensors[kWeight], tensors[kPosWeight],
+                    case_.reduction, tensors[kOut], tensors[kGradTargetOut], tensors[kGradWeightOut],
+                    tensors[kGradPosWeightOut], tensors[kLossOut], workspace_size, executor);
+  }
+
   // Returns whether phase 2 computed the results.
   bool PlanAndRun() {
     const OpApi &api = ApiOf(case_.op);
@@ -477,11 +489,8 @@ class CaseRunner {
     uint64_t workspace_bytes = 12345;
     aclOpExecutor *executor = reinterpret_cast<aclOpExecutor *>(&not_an_executor);
     const int status = Checked(api.plan_name, {expected}, [&] {
-      return api.plan(handles_[kGrad], handles_[kSelf], handles_[kTarget], handles_[kWeight], handles_[kPosWeight],
-                      case_.reduction, handles_[kOut], handles_[kGradTargetOut], handles_[kGradWeightOut],
-                      handles_[kGradPosWeightOut],
-                      case_.null_workspace_size ? nullptr : &workspace_bytes,
-                      case_.null_executor ? nullptr : &executor);
+      return Plan(api, handles_, case_.null_workspace_size ? nullptr : &workspace_bytes,
+                  case_.null_executor ? nullptr : &executor);
     });
     if (status == expected) {
       CheckCulpritNamed(api.plan_name, expectation);
@@ -520,8 +529,9 @@ class CaseRunner {
   }
 
   // An operation other than the case's, whose phase 2 gets the case's executor: a single-output operation, drawn on
-  // the phase-2 stream as before the fused gradients, or instead a fused gradient, each in turn drawn on a stream of
-  // its own (so a single-output case hands its executor to kGradSelfAndTarget where it did before kGradAll).
+  // the phase-2 stream as before the fused operations, or instead a fused operation, each in turn drawn on a stream
+  // of its own (so a case hands its executor to kGradSelfAndTarget and kGradAll where it did before the operations
+  // after them).
   Op OtherOp(Random &phase_two) const {
     Op single;
     if (IsFused(case_.op)) {
@@ -775,7 +785,7 @@ class CaseRunner {
     }
     stats_->runs_not_compared += compared ? 0 : 1;
     if (IsFused(case_.op)) {
-      CheckEqualsSingleOutputOps();
+      CheckEqualsSeparateCalls();
     }
   }
 
@@ -793,6 +803,7 @@ class CaseRunner {
       return false;
     }
     stats_->elements_compared += actual.size();
+    stats_->elements_compared_by_op[ApiOf(case_.op).name] += actual.size();
     for (size_t i = 0; i < actual.size() && i < expected.size(); ++i) {
       if (!Acceptable(actual[i], expected[i], bound, static_cast<aclDataType>(out.dtype))) {
         Report(&stats_->mismatches, std::string(OutputName(output)) + " element " + std::to_string(i) + " is " +
@@ -821,50 +832,99 @@ class CaseRunner {
     return ElementErrorBound(single, magnitudes) * summed * scale;
   }
 
-  // ---- the fused gradients against the single-output operations ----
+  // ---- the fused operations against separate calls ----
 
-  // Each output of a fused gradient must be, bit for bit, what its single-output operation writes into the same
-  // view over a copy of the output's storage as it was before the call (inputs included that are not finite).
-  void CheckEqualsSingleOutputOps() {
-    for (Role output : GivenOutputs()) {
-      const Op single = SingleOutputOp(case_.op, output);
-      Storage separate = snapshots_[output];
-      if (RunSingleOutputOp(single, output, &separate) && separate != *storages_[output]) {
-        Report(&stats_->mismatches, std::string(OutputName(output)) + " differs bitwise from what " +
-                                        ApiOf(single).run_name + " writes");
+  // A call that must give some of a fused operation's outputs, and those outputs.
+  struct SeparateCall {
+    Op op;
+    std::vector<Role> outputs;
+  };
+
+  // Each gradient's single-output operation; for kLossAndAllGradients, the forward (the loss) and kGradAll with a
+  // gradOutput of 1 (the gradients), which the cases of kGradAll compare with the single-output operations in turn.
+  std::vector<SeparateCall> SeparateCalls() const {
+    const std::vector<Role> given = GivenOutputs();
+    if (case_.op == Op::kLossAndAllGradients) {  // given starts with the loss
+      return {{Op::kForward, {kLossOut}}, {Op::kGradAll, std::vector<Role>(given.begin() + 1, given.end())}};
+    }
+    std::vector<SeparateCall> calls;
+    for (Role output : given) {
+      calls.push_back({SingleOutputOp(case_.op, output), {output}});
+    }
+    return calls;
+  }
+
+  // Each output of a fused operation must be, bit for bit, what its separate call writes into the same view over a
+  // copy of the output's storage as it was before the call (inputs included that are not finite).
+  void CheckEqualsSeparateCalls() {
+    ++stats_->runs_compared_bitwise_by_op[ApiOf(case_.op).name];
+    for (const SeparateCall &call : SeparateCalls()) {
+      std::array<Storage, kRoles> copies;
+      for (Role output : call.outputs) {
+        copies[output] = snapshots_[output];
+      }
+      if (!RunSeparately(call, &copies)) {
+        continue;
+      }
+      for (Role output : call.outputs) {
+        if (copies[output] != *storages_[output]) {
+          Report(&stats_->mismatches, std::string(OutputName(output)) + " differs bitwise from what " +
+                                          ApiOf(call.op).run_name + " writes");
+        }
       }
     }
   }
 
-  // Recreates a tensor of the call over `storage` (an input's: the same memory; an output's: a copy).
-  aclTensor *Recreated(Role role, Storage *storage) {
+  // aclCreateTensor of a descriptor it accepted before, or of one the harness makes (`what` names it in findings).
+  aclTensor *CreateAccepted(const Descriptor &descriptor, Storage *storage, const std::string &what) {
     const std::string &marker = PrimeErrorMessage();
-    aclTensor *tensor = CreateTensor(*case_.tensors[role], storage);
+    aclTensor *tensor = CreateTensor(descriptor, storage);
     Count("aclCreateTensor", tensor == nullptr ? CreationFailureStatus(aclGetRecentErrMsg()) : ACLNN_SUCCESS);
     if (tensor == nullptr) {
-      Unexpected(std::string("aclCreateTensor of ") + kRoleNames[role] + " rejected it the second time: \"" +
-                 aclGetRecentErrMsg() + "\"");
+      Unexpected("aclCreateTensor of " + what + " rejected it: \"" + aclGetRecentErrMsg() + "\"");
     } else {
       CheckMessage("aclCreateTensor", ACLNN_SUCCESS, marker);
     }
     return tensor;
   }
 
-  // Runs `single` on the call's inputs with `output`'s view over `storage`; returns whether it succeeded, as it must.
-  bool RunSingleOutputOp(Op single, Role output, Storage *storage) {
+  // Recreates a tensor of the call over `storage` (an input's: the same memory; an output's: a copy).
+  aclTensor *Recreated(Role role, Storage *storage) {
+    return CreateAccepted(*case_.tensors[role], storage, kRoleNames[role] + std::string(" (the second time)"));
+  }
+
+  // A float32 gradOutput of 1 over `storage`: ones of self's shape for none, else one of shape [].
+  aclTensor *UnitGradOutput(Storage *storage) {
+    Descriptor unit;
+    unit.dims = case_.reduction == 0 ? case_.tensors[kSelf]->dims : Shape{};
+    const int64_t numel = test::NumelOf(unit.dims);
+    unit.storage_dims = {numel};
+    storage->assign(static_cast<size_t>(numel) * ElementBytes(ACL_FLOAT), 0);
+    for (int64_t i = 0; i < numel; ++i) {
+      test::EncodeElement(storage->data(), i, ACL_FLOAT, 1.0);
+    }
+    return CreateAccepted(unit, storage, "the gradOutput of 1");
+  }
+
+  // Runs call on the inputs of the case's call (and a gradOutput of 1 where the case's operation has none), each of
+  // its outputs a view over its copy in `copies`; returns whether it succeeded, as it must.
+  bool RunSeparately(const SeparateCall &call, std::array<Storage, kRoles> *copies) {
     std::array<aclTensor *, kRoles> tensors = {};
     for (Role role : kInputRoles) {
       tensors[role] = passed_[role] ? Recreated(role, storages_[role].get()) : nullptr;
     }
-    tensors[kOut] = Recreated(output, storage);
-    const OpApi &api = ApiOf(single);
+    Storage unit_storage;
+    if (TakesGradOutput(call.op) && !TakesGradOutput(case_.op)) {
+      tensors[kGrad] = UnitGradOutput(&unit_storage);
+    }
+    for (Role output : call.outputs) {  // a single-output operation's output is its out
+      tensors[IsFused(call.op) ? output : kOut] = Recreated(output, &(*copies)[output]);
+    }
+    const OpApi &api = ApiOf(call.op);
     uint64_t workspace_bytes = 0;
     aclOpExecutor *executor = nullptr;
-    bool ran = Checked(api.plan_name, {ACLNN_SUCCESS}, [&] {
-                 return api.plan(tensors[kGrad], tensors[kSelf], tensors[kTarget], tensors[kWeight],
-                                 tensors[kPosWeight], case_.reduction, tensors[kOut], nullptr, nullptr, nullptr,
-                                 &workspace_bytes, &executor);
-               }) == ACLNN_SUCCESS;
+    bool ran = Checked(api.plan_name, {ACLNN_SUCCESS},
+                       [&] { return Plan(api, tensors, &workspace_bytes, &executor); }) == ACLNN_SUCCESS;
     if (ran) {
       Workspace workspace(workspace_bytes, false);
       ran = CallRun(api, workspace.data(), workspace_bytes, executor, nullptr, {ACLNN_SUCCESS}) == ACLNN_SUCCESS;

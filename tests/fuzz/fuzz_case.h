@@ -1,11 +1,13 @@
 // One fuzz case: a random call of one of the five single-output two-phase operations, with random tensor
 // descriptors, some of them broken on purpose, and a random way of using phase 2 (drawn by case_builder.h); in
-// about one case in five each, also such a call of a fused gradient, each drawn from a seed of its own:
-// aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward (two outputs) and
-// aclnnBinaryCrossEntropyWithLogitsAllBackward (two to four). The case predicts every status from DESIGN.md §4
-// (independently of the adapter's code), checks each status and error message, checks that no buffer changes except
-// the output views of a successful run, and compares the results of valid calls with the float64 reference of
-// tests/native (and those of the fused gradients bit for bit with the single gradients).
+// about one case in five each, also such a call of a fused operation, each drawn from a seed of its own:
+// aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward (two outputs), aclnnBinaryCrossEntropyWithLogitsAllBackward
+// (two to four) and aclnnBinaryCrossEntropyWithLogitsAndAllGradients (the loss and two to four gradients for a
+// gradOutput of 1). The case predicts every status from DESIGN.md §4 (independently of the adapter's code), checks
+// each status and error message, checks that no buffer changes except the output views of a successful run, and
+// compares the results of valid calls with the float64 reference of tests/native; those of the fused operations
+// also bit for bit with separate calls: the two fused gradients' with the single gradients, the loss with every
+// gradient's with the forward and AllBackward with a gradOutput of 1.
 #ifndef MS_BCEWL_TESTS_FUZZ_FUZZ_CASE_H_
 #define MS_BCEWL_TESTS_FUZZ_FUZZ_CASE_H_
 
@@ -21,6 +23,8 @@ struct Stats {
   std::map<int, uint64_t> statuses;     // status -> calls (aclCreateTensor: 0 created, else the message's code)
   std::map<std::string, std::map<int, uint64_t>> statuses_by_api;
   uint64_t elements_compared = 0;       // output elements compared with the reference
+  std::map<std::string, uint64_t> elements_compared_by_op;      // by OpApi::name
+  std::map<std::string, uint64_t> runs_compared_bitwise_by_op;  // fused operations' runs against separate calls
   uint64_t runs_not_compared = 0;       // successful runs with a non-finite input or an overlapping output
   uint64_t mismatches = 0;              // results off the reference, or writes outside the output view
   uint64_t unexpected = 0;              // a status, message or handle other than the predicted one

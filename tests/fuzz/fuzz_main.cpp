@@ -7,7 +7,8 @@
 // (to replay a finding), and cases 0, 1, 2, ... of the seed (default 1) until --iterations cases or --seconds
 // seconds, whichever comes first (default, unless one of the first two is asked for: 1000 cases). A case that runs
 // longer than --case-timeout seconds (default 60) is reported as a hang and ends the program with status 3.
-// Findings are printed as they occur, then the calls by function and status; the last line is the summary:
+// Findings are printed as they occur, then the calls by function and status, the output elements compared with the
+// reference and the fused operations' runs compared bit for bit, by operation; the last line is the summary:
 //   fuzz summary: seed=1 cases=... calls=... statuses=0:...,161001:...,161002:... elements_compared=...
 //   runs_not_compared=... mismatches=0 unexpected=0 seconds=...
 // The exit status is 0 only if there was no mismatch and no unexpected status.
@@ -81,10 +82,15 @@ void ArmWatchdog(const Options &options, uint64_t index) {
   alarm(options.case_timeout);
 }
 
-std::string StatusesText(const std::map<int, uint64_t> &statuses) {
+std::string KeyText(int status) { return std::to_string(status); }
+std::string KeyText(const std::string &name) { return name; }
+
+// key:count,key:count,...
+template <typename Key>
+std::string CountsText(const std::map<Key, uint64_t> &counts) {
   std::string text;
-  for (const auto &[status, count] : statuses) {
-    text += (text.empty() ? "" : ",") + std::to_string(status) + ":" + std::to_string(count);
+  for (const auto &[key, count] : counts) {
+    text += (text.empty() ? "" : ",") + KeyText(key) + ":" + std::to_string(count);
   }
   return text;
 }
@@ -121,13 +127,17 @@ int main(int argc, char **argv) {
   }
   alarm(0);
   for (const auto &[api, statuses] : stats.statuses_by_api) {
-    std::printf("  %-68s %s\n", api.c_str(), StatusesText(statuses).c_str());
+    std::printf("  %-68s %s\n", api.c_str(), CountsText(statuses).c_str());
   }
+  std::printf("  elements compared with the reference, by operation: %s\n",
+              CountsText(stats.elements_compared_by_op).c_str());
+  std::printf("  fused operations' runs compared bit for bit with separate calls: %s\n",
+              CountsText(stats.runs_compared_bitwise_by_op).c_str());
   std::printf(
       "fuzz summary: seed=%llu cases=%llu calls=%llu statuses=%s elements_compared=%llu runs_not_compared=%llu "
       "mismatches=%llu unexpected=%llu seconds=%.1f\n",
       static_cast<unsigned long long>(options.seed), static_cast<unsigned long long>(stats.cases),
-      static_cast<unsigned long long>(stats.calls), StatusesText(stats.statuses).c_str(),
+      static_cast<unsigned long long>(stats.calls), CountsText(stats.statuses).c_str(),
       static_cast<unsigned long long>(stats.elements_compared),
       static_cast<unsigned long long>(stats.runs_not_compared), static_cast<unsigned long long>(stats.mismatches),
       static_cast<unsigned long long>(stats.unexpected), elapsed());

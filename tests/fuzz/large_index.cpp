@@ -136,7 +136,7 @@ bool RunOp(Op op, const Arguments &a, int64_t reduction, aclTensor *out) {
   uint64_t workspace_size = 0;
   aclOpExecutor *executor = nullptr;
   aclnnStatus status = api.plan(a.grad, a.self, a.target, a.weight, a.pos_weight, reduction, out, nullptr, nullptr,
-                                nullptr, &workspace_size, &executor);
+                                nullptr, nullptr, &workspace_size, &executor);
   void *workspace = nullptr;
   if (status == ACLNN_SUCCESS && workspace_size > 0) {
     status = aclrtMalloc(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST);

@@ -2,6 +2,7 @@
 
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_all_backward.h"
+#include "aclnnop/aclnn_binary_cross_entropy_with_logits_and_all_gradients.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_self_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h"
@@ -13,7 +14,7 @@ namespace {
 aclnnStatus PlanForward(const aclTensor * /*grad_output*/, const aclTensor *self, const aclTensor *target,
                         const aclTensor *weight, const aclTensor *pos_weight, int64_t reduction, aclTensor *out,
                         aclTensor * /*grad_target*/, aclTensor * /*grad_weight*/, aclTensor * /*grad_pos_weight*/,
-                        uint64_t *workspace_size, aclOpExecutor **executor) {
+                        aclTensor * /*loss*/, uint64_t *workspace_size, aclOpExecutor **executor) {
   return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(self, target, weight, pos_weight, reduction, out,
                                                            workspace_size, executor);
 }
@@ -21,9 +22,28 @@ aclnnStatus PlanForward(const aclTensor * /*grad_output*/, const aclTensor *self
 aclnnStatus PlanSelfAndTarget(const aclTensor *grad_output, const aclTensor *self, const aclTensor *target,
                               const aclTensor *weight, const aclTensor *pos_weight, int64_t reduction,
                               aclTensor *out, aclTensor *grad_target, aclTensor * /*grad_weight*/,
-                              aclTensor * /*grad_pos_weight*/, uint64_t *workspace_size, aclOpExecutor **executor) {
+                              aclTensor * /*grad_pos_weight*/, aclTensor * /*loss*/, uint64_t *workspace_size,
+                              aclOpExecutor **executor) {
   return aclnnBinaryCrossEntropyWithLogitsSelfTargetBackwardGetWorkspaceSize(
       grad_output, self, target, weight, pos_weight, reduction, out, grad_target, workspace_size, executor);
+}
+
+aclnnStatus PlanAll(const aclTensor *grad_output, const aclTensor *self, const aclTensor *target,
+                    const aclTensor *weight, const aclTensor *pos_weight, int64_t reduction, aclTensor *out,
+                    aclTensor *grad_target, aclTensor *grad_weight, aclTensor *grad_pos_weight, aclTensor * /*loss*/,
+                    uint64_t *workspace_size, aclOpExecutor **executor) {
+  return aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize(grad_output, self, target, weight, pos_weight,
+                                                                      reduction, out, grad_target, grad_weight,
+                                                                      grad_pos_weight, workspace_size, executor);
+}
+
+aclnnStatus PlanLossAndAll(const aclTensor * /*grad_output*/, const aclTensor *self, const aclTensor *target,
+                           const aclTensor *weight, const aclTensor *pos_weight, int64_t reduction, aclTensor *out,
+                           aclTensor *grad_target, aclTensor *grad_weight, aclTensor *grad_pos_weight,
+                           aclTensor *loss, uint64_t *workspace_size, aclOpExecutor **executor) {
+  return aclnnBinaryCrossEntropyWithLogitsAndAllGradientsGetWorkspaceSize(
+      self, target, weight, pos_weight, reduction, loss, out, grad_target, grad_weight, grad_pos_weight,
+      workspace_size, executor);
 }
 
 // A gradient with one output under the common signature (which ignores the other outputs).
@@ -31,8 +51,8 @@ aclnnStatus PlanSelfAndTarget(const aclTensor *grad_output, const aclTensor *sel
   {short_name, #plan, #run,                                                                                     \
    [](const aclTensor *grad_output, const aclTensor *self, const aclTensor *target, const aclTensor *weight,    \
       const aclTensor *pos_weight, int64_t reduction, aclTensor *out, aclTensor * /*grad_target*/,              \
-      aclTensor * /*grad_weight*/, aclTensor * /*grad_pos_weight*/, uint64_t *workspace_size,                   \
-      aclOpExecutor **executor) {                                                                               \
+      aclTensor * /*grad_weight*/, aclTensor * /*grad_pos_weight*/, aclTensor * /*loss*/,                       \
+      uint64_t *workspace_size, aclOpExecutor **executor) {                                                     \
      return plan(grad_output, self, target, weight, pos_weight, reduction, out, workspace_size, executor);     \
    },                                                                                                           \
    run, {out_name}}
@@ -52,9 +72,12 @@ const OpApi kApis[kOpCount] = {
      "aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward", PlanSelfAndTarget,
      aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward, {"gradSelf", "gradTarget"}},
     {"dx+dy+dw+dp", "aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize",
-     "aclnnBinaryCrossEntropyWithLogitsAllBackward", aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize,
-     aclnnBinaryCrossEntropyWithLogitsAllBackward,
+     "aclnnBinaryCrossEntropyWithLogitsAllBackward", PlanAll, aclnnBinaryCrossEntropyWithLogitsAllBackward,
      {"gradSelf", "gradTarget", "gradWeightOptional", "gradPosWeightOptional"}},
+    {"loss+dx+dy+dw+dp", "aclnnBinaryCrossEntropyWithLogitsAndAllGradientsGetWorkspaceSize",
+     "aclnnBinaryCrossEntropyWithLogitsAndAllGradients", PlanLossAndAll,
+     aclnnBinaryCrossEntropyWithLogitsAndAllGradients,
+     {"out", "gradSelf", "gradTarget", "gradWeightOptional", "gradPosWeightOptional"}},
 };
 
 #undef MS_BCEWL_GRADIENT_API

@@ -1,7 +1,8 @@
-// Seven of the eight two-phase operations of the aclnn API (all but the loss with every gradient) under one phase-1
-// signature (the forward takes no gradOutput; only the fused gradients take gradTarget, and only the gradients of
-// every input take the gradients of weight and pos_weight), with the exported names that their error messages start
-// with and the names their messages give the outputs.
+// The eight two-phase operations of the aclnn API under one phase-1 signature (the forward and the loss with every
+// gradient take no gradOutput; only the fused gradients take gradTarget, only the two that give the gradients of
+// every input take the gradients of weight and pos_weight, and only the loss with every gradient takes `loss`, its
+// first output: its gradSelf is `out`, as for the other fused gradients), with the exported names that their error
+// messages start with and the names their messages give the outputs.
 #ifndef MS_BCEWL_TESTS_FUZZ_OPS_H_
 #define MS_BCEWL_TESTS_FUZZ_OPS_H_
 
@@ -9,24 +10,38 @@
 
 namespace fuzz {
 
-// The single-output operations first; then the fused gradients: of self and target, and of every input.
-enum class Op { kForward, kGradSelf, kGradTarget, kGradWeight, kGradPosWeight, kGradSelfAndTarget, kGradAll };
-constexpr int kOpCount = 7;
+// The single-output operations first; then the fused operations: the gradients of self and target, those of every
+// input, and the loss with the gradients of every input for a gradOutput of 1.
+enum class Op {
+  kForward,
+  kGradSelf,
+  kGradTarget,
+  kGradWeight,
+  kGradPosWeight,
+  kGradSelfAndTarget,
+  kGradAll,
+  kLossAndAllGradients
+};
+constexpr int kOpCount = 8;
 constexpr int kSingleOutputOpCount = 5;  // the operations before kGradSelfAndTarget
-constexpr Op kFusedOps[] = {Op::kGradSelfAndTarget, Op::kGradAll};
-constexpr int kMaxOutputs = 4;
+constexpr Op kFusedOps[] = {Op::kGradSelfAndTarget, Op::kGradAll, Op::kLossAndAllGradients};
+constexpr int kMaxOutputs = 5;
 
 inline bool IsFused(Op op) { return static_cast<int>(op) >= kSingleOutputOpCount; }
+inline bool TakesGradOutput(Op op) { return op != Op::kForward && op != Op::kLossAndAllGradients; }
+// The operations whose outputs include the gradients of weight and pos_weight (each given exactly with its input).
+inline bool GivesWeightGradients(Op op) { return op == Op::kGradAll || op == Op::kLossAndAllGradients; }
 
 using PlanFunction = aclnnStatus (*)(const aclTensor *grad_output, const aclTensor *self, const aclTensor *target,
                                      const aclTensor *weight, const aclTensor *pos_weight, int64_t reduction,
                                      aclTensor *out, aclTensor *grad_target, aclTensor *grad_weight,
-                                     aclTensor *grad_pos_weight, uint64_t *workspace_size, aclOpExecutor **executor);
+                                     aclTensor *grad_pos_weight, aclTensor *loss, uint64_t *workspace_size,
+                                     aclOpExecutor **executor);
 using RunFunction = aclnnStatus (*)(void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
                                     aclrtStream stream);
 
 struct OpApi {
-  const char *name;  // forward, dx, dy, dw, dp, dx+dy, dx+dy+dw+dp
+  const char *name;  // forward, dx, dy, dw, dp, dx+dy, dx+dy+dw+dp, loss+dx+dy+dw+dp
   const char *plan_name;
   const char *run_name;
   PlanFunction plan;

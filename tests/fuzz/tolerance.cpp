@@ -53,6 +53,8 @@ double ElementErrorBound(Op op, const Magnitudes &m) {
     case Op::kGradAll:
       return std::fmax(ElementErrorBound(Op::kGradSelfAndTarget, m),
                        std::fmax(ElementErrorBound(Op::kGradWeight, m), ElementErrorBound(Op::kGradPosWeight, m)));
+    case Op::kLossAndAllGradients:
+      return std::fmax(ElementErrorBound(Op::kForward, m), ElementErrorBound(Op::kGradAll, m));
   }
   return kFloat32Roundings * kFloat32Epsilon * terms;
 }
