@@ -80,7 +80,8 @@ const test::Dtypes kBFloat16 = {ACL_BF16, ACL_BF16, ACL_BF16, ACL_BF16, ACL_BF16
 // Every reduction over: a 0-d self; per-class and per-row weights; 16-bit data read in registers and staged
 // (strided); sizes with several reduction blocks (8192 elements) on one thread and on the threads. The weight
 // gradients that join the pass of the loss: per-class ones over several row blocks (8192 rows) on the threads (both,
-// in registers too), and full-shape ones (masks); a per-class one joined beside a mask computed after the pass.
+// in registers too), and full-shape ones (masks); a per-class one joined beside a mask computed after the pass; and
+// per-class ones over too few rows for the threads, summed after the pass by tasks that share a block's lanes.
 std::vector<Scenario> Scenarios() {
   std::vector<Scenario> scenarios;
   for (int64_t reduction : {0, 1, 2}) {
@@ -106,6 +107,8 @@ std::vector<Scenario> Scenarios() {
     scenarios.push_back({Shape{30001, 4}, Shape{4}, Shape{30001, 4}, std::nullopt, reduction, kHalf,
                          test::Layout::kPadded});
     scenarios.push_back({Shape{300, 257}, std::nullopt, Shape{300, 257}, std::nullopt, reduction, kMixed,
+                         test::Layout::kContiguous});
+    scenarios.push_back({Shape{300, 1000}, Shape{1000}, Shape{1, 1000}, std::nullopt, reduction, kHalf,
                          test::Layout::kContiguous});
   }
   return scenarios;

@@ -94,8 +94,8 @@ void ComputeReduction(const Reduction &reduction, Quantity quantity, double scal
 // into grad_target, and ComputeReduction of kGradWeight into *grad_weight and of kGradPosWeight into
 // *grad_pos_weight (each where not null), bit for bit. One pass over the inputs computes exp(-|x|) once per element
 // for the two elementwise gradients and for every weight gradient that sums row by row (a per-class weight:
-// kept_dims_innermost, at most 4096 outputs, more than one row) and has enough rows to keep every thread busy, or,
-// where none does, for every weight gradient that IsElementwise (a weight of self's shape, such as a mask); any
+// kept_dims_innermost, at most 4096 outputs, more than one row) and has enough rows to keep every thread busy (row
+// blocks of 8192 rows, shared by up to 16 tasks where a run of its rows holds 512 elements), or, where none does, for every weight gradient that IsElementwise (a weight of self's shape, such as a mask); any
 // other weight gradient is a ComputeReduction after the pass. scale: 1, or 1/numel for mean (entering through g, as
 // above). workspace holds GradientsWorkspaceBytes(grad_weight, grad_pos_weight) bytes (may be null when that is 0).
 void ComputeGradients(const Problem &problem, double scale, const Destination &grad_self,
@@ -108,8 +108,9 @@ uint64_t GradientsWorkspaceBytes(const Reduction *grad_weight, const Reduction *
 // The loss summed over every dim (mean or sum: loss reduces the whole problem, scale 1 or 1/numel) and the
 // gradients of every input for a gradOutput of 1: ComputeReduction of kLoss into loss.out and ComputeGradients
 // without grad_output, bit for bit. The loss, dx, dy and the weight gradients that ComputeGradients computes in its
-// pass come from one pass over the inputs (one exp per element); any other weight gradient is a ComputeReduction
-// after it. workspace holds LossAndGradientsWorkspaceBytes bytes.
+// pass (those that sum row by row only with a row block per task: the loss's blocks run across a block's lanes) come
+// from one pass over the inputs (one exp per element); any other weight gradient is a ComputeReduction after it.
+// workspace holds LossAndGradientsWorkspaceBytes bytes.
 void ComputeLossAndGradients(const Reduction &loss, double scale, const Destination &grad_self,
                              const Destination &grad_target, const Reduction *grad_weight,
                              const Reduction *grad_pos_weight, double *workspace);

@@ -620,60 +620,111 @@ struct RowSums {
   const Reduction *First() const { return joined[0] != nullptr ? joined[0] : joined[1]; }
 };
 
-// The reductions of `sums` over the problem, row block by row block: compute(stager, first, count, values,
-// loss_sums) fills values[k] (where sums.joined[k]) with the contributions of elements [first, first + count), adds
-// their losses to *loss_sums (where sums.loss), and may write elementwise outputs of the plan. Each block's lanes get
-// the values in the order of bcewl_kernel.h; the totals are multiplied by total_scale (the loss's by loss_scale).
-// A row block of kReductionBlockElements rows is `columns` whole blocks of the loss, so the loss's blocks close
-// within the row block that opened them.
+// Lane groups per row block, a divisor of kSumLanes. The lanes of a row block are independent, each summing its
+// rows in order, so `groups` tasks can share a block, each taking the rows of kSumLanes / groups lanes: as many
+// groups as an elementwise pass has tasks for the row blocks to feed, as long as a group's runs of rows hold a
+// chunk's worth of elements. 1 where a loss sums in the pass (its blocks run across the lanes).
+int LaneGroups(const Reduction &reduction, bool with_loss) {
+  const int64_t numel = reduction.natural.numel;
+  const int64_t wanted = TaskCount(numel, (numel + kChunk - 1) / kChunk);
+  int groups = 1;
+  while (!with_loss && groups < kSumLanes && reduction.blocks_per_output * groups < wanted &&
+         (kSumLanes / (2 * groups)) * reduction.outputs >= kChunk) {
+    groups *= 2;
+  }
+  return groups;
+}
+
+// Calls body(first_row, rows) for the runs of rows of lane group `group` (of `groups`) in a row block: the rows r
+// with (r - first row of the block) % kSumLanes in [group, group + 1) * kSumLanes / groups.
+template <class Body>
+void ForEachRowRun(const RowBlock &block, int groups, int group, Body &&body) {
+  const int64_t end = block.first_row + block.rows;
+  if (groups == 1) {
+    body(block.first_row, block.rows);
+    return;
+  }
+  const int64_t run = kSumLanes / groups;
+  for (int64_t first_row = block.first_row + group * run; first_row < end; first_row += kSumLanes) {
+    body(first_row, std::min(run, end - first_row));
+  }
+}
+
+// The reductions of `sums` over the problem, row block by row block (each shared by LaneGroups tasks):
+// compute(stager, first, count, values, loss_sums) fills values[k] (where sums.joined[k]) with the contributions of
+// elements [first, first + count), adds their losses to *loss_sums (where sums.loss), and may write elementwise
+// outputs of the plan. Each block's lanes get the values in the order of bcewl_kernel.h, in a task's own lanes
+// (no cache line shared with another task while it adds), which it then copies to the block's; the blocks are
+// folded after every task is done. The totals are multiplied by total_scale (the loss's by loss_scale). A row block
+// of kReductionBlockElements rows is `columns` whole blocks of the loss, so the loss's blocks close within the row
+// block that opened them.
 template <class Compute>
 void SumRowBlocks(const Plan &plan, const Problem &problem, const RowSums &sums, double total_scale,
                   Compute &&compute) {
   const Reduction &first = *sums.First();
   const int64_t columns = first.outputs;
-  const int tasks = TaskCount(problem.numel, first.blocks_per_output);
-  ForEachPiece(plan, tasks, problem.numel, first.blocks_per_output, 1,
-               [&](Stager &stager, int64_t first_block, int64_t last_block) {
+  const int groups = LaneGroups(first, sums.loss != nullptr);
+  const int64_t block_lanes = kSumLanes * columns;
+  const int64_t group_lanes = block_lanes / groups;
+  std::vector<double> block_sums[2];
+  for (int k = 0; k < 2; ++k) {
+    if (sums.joined[k] != nullptr) {
+      block_sums[k].resize(static_cast<size_t>(first.blocks_per_output * block_lanes));
+    }
+  }
+  const int64_t pieces = first.blocks_per_output * groups;
+  ForEachPiece(plan, TaskCount(problem.numel, pieces), problem.numel, pieces, 1,
+               [&](Stager &stager, int64_t first_piece, int64_t last_piece) {
                  std::vector<double> lanes[2];
                  float *values[2] = {};
                  for (int k = 0; k < 2; ++k) {
                    if (sums.joined[k] != nullptr) {
-                     lanes[k].resize(static_cast<size_t>(kSumLanes * columns));
+                     lanes[k].resize(static_cast<size_t>(block_lanes));
                      values[k] = stager.SumValues(k);
                    }
                  }
                  BlockSums loss_sums;
-                 for (int64_t block = first_block; block < last_block; ++block) {
+                 for (int64_t piece = first_piece; piece < last_piece; ++piece) {
+                   const int64_t block = piece / groups;
+                   const int group = static_cast<int>(piece % groups);
                    const RowBlock rows = RowBlockOf(first, block);
                    for (std::vector<double> &sum_lanes : lanes) {
                      std::fill(sum_lanes.begin(), sum_lanes.end(), 0.0);
                    }
-                   const int64_t first_element = rows.first_row * columns;
-                   if (sums.loss != nullptr) {
+                   if (sums.loss != nullptr) {  // (one lane group)
+                     const int64_t first_element = rows.first_row * columns;
                      loss_sums.Open(first_element, problem.numel,
                                     sums.loss_partials + first_element / kReductionBlockElements);
                    }
-                   ForEachChunk(first_element, (rows.first_row + rows.rows) * columns,
-                                [&](int64_t element, int64_t count) {
-                                  compute(stager, element, count, values, &loss_sums);
-                                  for (int k = 0; k < 2; ++k) {
-                                    if (values[k] != nullptr) {
-                                      AddToRowLanes(*plan.kernels, values[k], element, count, columns, rows,
-                                                    lanes[k].data());
+                   ForEachRowRun(rows, groups, group, [&](int64_t first_row, int64_t run_rows) {
+                     ForEachChunk(first_row * columns, (first_row + run_rows) * columns,
+                                  [&](int64_t element, int64_t count) {
+                                    compute(stager, element, count, values, &loss_sums);
+                                    for (int k = 0; k < 2; ++k) {
+                                      if (values[k] != nullptr) {
+                                        AddToRowLanes(*plan.kernels, values[k], element, count, columns, rows,
+                                                      lanes[k].data());
+                                      }
                                     }
-                                  }
-                                });
-                   for (int k = 0; k < 2; ++k) {
-                     if (sums.joined[k] != nullptr) {
-                       FoldRowLanes(*sums.joined[k], block, rows, lanes[k].data(), sums.partials[k]);
+                                  });
+                   });
+                   for (int k = 0; k < 2; ++k) {  // the group's lane rows, kSumLanes / groups of them
+                     if (values[k] != nullptr) {
+                       std::copy_n(lanes[k].data() + group * group_lanes, group_lanes,
+                                   block_sums[k].data() + block * block_lanes + group * group_lanes);
                      }
                    }
                  }
                });
   for (int k = 0; k < 2; ++k) {
-    if (sums.joined[k] != nullptr) {
-      StoreBlockTotals(*sums.joined[k], total_scale, sums.partials[k]);
+    if (sums.joined[k] == nullptr) {
+      continue;
     }
+    for (int64_t block = 0; block < first.blocks_per_output; ++block) {
+      FoldRowLanes(*sums.joined[k], block, RowBlockOf(first, block), block_sums[k].data() + block * block_lanes,
+                   sums.partials[k]);
+    }
+    StoreBlockTotals(*sums.joined[k], total_scale, sums.partials[k]);
   }
   if (sums.loss != nullptr) {
     StoreBlockTotals(*sums.loss, sums.loss_scale, sums.loss_partials);
@@ -733,12 +784,14 @@ void ComputeOutputs(const Problem &problem, const Destination *outs, int out_cou
 
 // ---- the gradients of every input in one pass ----
 
-// A weight gradient joins the pass of dx and dy when it sums row by row with the columns of one already in, and
-// its row blocks (the pieces the pass then hands out) are at least as many as the tasks of an elementwise pass.
-bool JoinsThePass(const Reduction &reduction, const RowSums &sums) {
+// A weight gradient joins the pass of dx and dy (and of the loss, with_loss) when it sums row by row with the
+// columns of one already in, and the pieces the pass then hands out (row blocks, split into LaneGroups) are at
+// least as many as the tasks of an elementwise pass.
+bool JoinsThePass(const Reduction &reduction, const RowSums &sums, bool with_loss) {
   const int64_t numel = reduction.natural.numel;
+  const int64_t pieces = reduction.blocks_per_output * LaneGroups(reduction, with_loss);
   return SumsRowByRow(reduction) && (sums.First() == nullptr || reduction.outputs == sums.First()->outputs) &&
-         TaskCount(numel, reduction.blocks_per_output) >= TaskCount(numel, (numel + kChunk - 1) / kChunk);
+         TaskCount(numel, pieces) >= TaskCount(numel, (numel + kChunk - 1) / kChunk);
 }
 
 // Where the weight gradients of a pass of dx and dy go: those that sum row by row and join (sums), or else those of
@@ -746,13 +799,14 @@ bool JoinsThePass(const Reduction &reduction, const RowSums &sums) {
 // pass (ComputeTheRest).
 class WeightGradients {
  public:
+  // with_loss: whether the pass also sums the loss.
   WeightGradients(const Destination &grad_self, const Destination &grad_target, const Reduction *grad_weight,
-                  const Reduction *grad_pos_weight, double *workspace)
+                  const Reduction *grad_pos_weight, double *workspace, bool with_loss)
       : reductions_{grad_weight, grad_pos_weight}, workspaces_(WeightWorkspaces(grad_weight, workspace)) {
     outs_[0] = grad_self;
     outs_[1] = grad_target;
     for (int k = 0; k < 2; ++k) {
-      if (reductions_[k] != nullptr && JoinsThePass(*reductions_[k], sums_)) {
+      if (reductions_[k] != nullptr && JoinsThePass(*reductions_[k], sums_, with_loss)) {
         sums_.joined[k] = reductions_[k];
         sums_.partials[k] = PartialsOf(*reductions_[k], workspaces_[k], own_partials_[k]);
       }
@@ -831,7 +885,7 @@ void ComputeGradients(const Problem &problem, double scale, const Destination &g
   if (problem.numel == 0) {
     return;
   }
-  const WeightGradients weights(grad_self, grad_target, grad_weight, grad_pos_weight, workspace);
+  const WeightGradients weights(grad_self, grad_target, grad_weight, grad_pos_weight, workspace, false);
   const float g_scale = static_cast<float>(scale);
   if (weights.SumRowByRow()) {
     ComputeGradientsWithRowSums(problem, g_scale, weights.Outs(), weights.Sums());
@@ -883,7 +937,7 @@ void ComputeLossAndGradients(const Reduction &loss, double scale, const Destinat
   }
   double *weight_workspace =
       workspace == nullptr ? nullptr : workspace + ReductionWorkspaceBytes(loss) / sizeof(double);
-  const WeightGradients weights(grad_self, grad_target, grad_weight, grad_pos_weight, weight_workspace);
+  const WeightGradients weights(grad_self, grad_target, grad_weight, grad_pos_weight, weight_workspace, true);
   const float g_scale = static_cast<float>(scale);
   // The loss reduces every dim: its problem is in its own dim order, that of the weight gradients' natural one.
   if (weights.SumRowByRow()) {
