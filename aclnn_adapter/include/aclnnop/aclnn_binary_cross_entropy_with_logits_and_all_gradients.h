@@ -6,9 +6,11 @@
 //   gradSelf, gradTarget, gradWeightOptional, gradPosWeightOptional
 //                         = aclnnBinaryCrossEntropyWithLogitsAllBackward's with a gradOutput of 1
 // on the same arguments. For mean and sum, one pass over the inputs computes exp(-|x|) once per element for the
-// loss, gradSelf, gradTarget and a per-class (over enough rows) or full-shape weight gradient; another weight
-// gradient gets a pass of its own within the call; for none, the loss is a pass before the gradients'. An empty self
-// writes the forward's empty result (NaN for mean, 0 for sum) and zeros to the weight gradients.
+// loss, gradSelf, gradTarget and a per-class (at most 4096 classes, enough elements for the threads) or full-shape
+// weight gradient; another weight gradient gets a pass of its own within the call; for none, the loss is a pass
+// before the gradients'. Where a per-class weight has fewer blocks of 8192 rows than the call has threads, the
+// workspace holds each element's loss (4 bytes an element). An empty self writes the forward's empty result (NaN
+// for mean, 0 for sum) and zeros to the weight gradients.
 #ifndef MS_BCEWL_ACLNNOP_ACLNN_BINARY_CROSS_ENTROPY_WITH_LOGITS_AND_ALL_GRADIENTS_H_
 #define MS_BCEWL_ACLNNOP_ACLNN_BINARY_CROSS_ENTROPY_WITH_LOGITS_AND_ALL_GRADIENTS_H_
 

@@ -108,14 +108,16 @@ uint64_t GradientsWorkspaceBytes(const Reduction *grad_weight, const Reduction *
 // The loss summed over every dim (mean or sum: loss reduces the whole problem, scale 1 or 1/numel) and the
 // gradients of every input for a gradOutput of 1: ComputeReduction of kLoss into loss.out and ComputeGradients
 // without grad_output, bit for bit. The loss, dx, dy and the weight gradients that ComputeGradients computes in its
-// pass (those that sum row by row only with a row block per task: the loss's blocks run across a block's lanes) come
-// from one pass over the inputs (one exp per element); any other weight gradient is a ComputeReduction after it.
-// workspace holds LossAndGradientsWorkspaceBytes bytes.
+// pass come from one pass over the inputs (one exp per element); where that pass shares row blocks between tasks by
+// their lanes, across which the loss's blocks run, it writes each element's loss to the workspace instead, summed in
+// the loss's blocks after it. Any other weight gradient is a ComputeReduction after the pass. workspace holds
+// LossAndGradientsWorkspaceBytes bytes.
 void ComputeLossAndGradients(const Reduction &loss, double scale, const Destination &grad_self,
                              const Destination &grad_target, const Reduction *grad_weight,
                              const Reduction *grad_pos_weight, double *workspace);
 
-// The loss's ReductionWorkspaceBytes, then GradientsWorkspaceBytes.
+// The loss's ReductionWorkspaceBytes, then GradientsWorkspaceBytes, then, where the pass stages the loss of each
+// element, numel float32 values.
 uint64_t LossAndGradientsWorkspaceBytes(const Reduction &loss, const Reduction *grad_weight,
                                         const Reduction *grad_pos_weight);
 

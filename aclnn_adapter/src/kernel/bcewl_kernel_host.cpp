@@ -616,6 +616,7 @@ struct RowSums {
   const Reduction *loss = nullptr;  // one output; its blocks tile each row block (columns of them)
   double *loss_partials = nullptr;
   double loss_scale = 1.0;
+  float *staged_loss = nullptr;  // instead of `loss`: where the pass writes each element's loss, for a sum after it
 
   const Reduction *First() const { return joined[0] != nullptr ? joined[0] : joined[1]; }
 };
@@ -852,7 +853,7 @@ class WeightGradients {
 };
 
 // dx and dy into outs, and the weight gradients that joined, from one exp per element; with sums.loss also the
-// loss.
+// loss, with sums.staged_loss each element's loss.
 void ComputeGradientsWithRowSums(const Problem &problem, float scale, const Destination *outs, const RowSums &sums) {
   const Plan plan = MakePlan(problem, outs, 2, true);
   const bool loss = sums.loss != nullptr;
@@ -864,10 +865,49 @@ void ComputeGradientsWithRowSums(const Problem &problem, float scale, const Dest
                      plan.kernels->loss_sums_with_gradients(count, in, scale, loss_sums, outputs[0], outputs[1],
                                                             values[0], values[1]);
                    } else {
-                     plan.kernels->gradients(count, in, scale, outputs[0], outputs[1], values[0], values[1]);
+                     float *staged_loss = sums.staged_loss == nullptr ? nullptr : sums.staged_loss + first;
+                     plan.kernels->gradients(count, in, scale, outputs[0], outputs[1], values[0], values[1],
+                                             staged_loss);
                    }
                  });
                });
+}
+
+// ---- the loss with the gradients of every input ----
+
+// The weight gradient that a pass without the loss sums first (WeightGradients), or null where none joins it.
+const Reduction *FirstToJoin(const Reduction *grad_weight, const Reduction *grad_pos_weight) {
+  for (const Reduction *reduction : {grad_weight, grad_pos_weight}) {
+    if (reduction != nullptr && JoinsThePass(*reduction, RowSums{}, false)) {
+      return reduction;
+    }
+  }
+  return nullptr;
+}
+
+// Whether ComputeLossAndGradients writes each element's loss to its workspace and sums it after the pass: where a
+// weight gradient joins the pass only with its row blocks shared by lane groups, across which the loss's blocks run.
+bool StagesLoss(const Reduction *grad_weight, const Reduction *grad_pos_weight) {
+  const Reduction *first = FirstToJoin(grad_weight, grad_pos_weight);
+  return first != nullptr && LaneGroups(*first, false) > 1;
+}
+
+// Where ComputeLossAndGradients stages the loss of each element: in its workspace after the block partials of the
+// loss and of the weight gradients (weight_bytes), or in `own` where the workspace is null.
+float *StagedLossOf(const Reduction &loss, uint64_t weight_bytes, double *workspace, std::vector<float> &own) {
+  if (workspace != nullptr) {
+    return reinterpret_cast<float *>(workspace + (ReductionWorkspaceBytes(loss) + weight_bytes) / sizeof(double));
+  }
+  own.resize(static_cast<size_t>(loss.problem.numel));
+  return own.data();
+}
+
+// The loss's sum of the staged losses of its elements, in the order of bcewl_kernel.h, on the tasks.
+void SumStagedLoss(const Reduction &loss, double scale, double *workspace, const float *staged) {
+  const Plan plan = MakePlan(loss.problem, nullptr, 0, false);
+  SumInBlocks(plan, loss, scale, workspace, [&](Stager &, int64_t first, int64_t count, BlockSums *sums) {
+    plan.kernels->add_to_block_sums(staged + first, count, sums);
+  });
 }
 
 }  // namespace
@@ -893,7 +933,7 @@ void ComputeGradients(const Problem &problem, double scale, const Destination &g
     ComputeOutputs(problem, weights.Outs(), weights.OutCount(), weights.InRegisters(),
                    [&](const IsaKernels &kernels, int64_t count, const RowInputs &in, void *const *values) {
                      kernels.gradients(count, in, g_scale, values[0], values[1], weights.ValuesOf(0, values),
-                                       weights.ValuesOf(1, values));
+                                       weights.ValuesOf(1, values), nullptr);
                    });
   }
   weights.ComputeTheRest(scale);
@@ -937,10 +977,18 @@ void ComputeLossAndGradients(const Reduction &loss, double scale, const Destinat
   }
   double *weight_workspace =
       workspace == nullptr ? nullptr : workspace + ReductionWorkspaceBytes(loss) / sizeof(double);
-  const WeightGradients weights(grad_self, grad_target, grad_weight, grad_pos_weight, weight_workspace, true);
+  const bool stage_loss = StagesLoss(grad_weight, grad_pos_weight);
+  const WeightGradients weights(grad_self, grad_target, grad_weight, grad_pos_weight, weight_workspace, !stage_loss);
   const float g_scale = static_cast<float>(scale);
   // The loss reduces every dim: its problem is in its own dim order, that of the weight gradients' natural one.
-  if (weights.SumRowByRow()) {
+  if (stage_loss) {
+    std::vector<float> own_staged;
+    float *staged = StagedLossOf(loss, GradientsWorkspaceBytes(grad_weight, grad_pos_weight), workspace, own_staged);
+    RowSums sums = weights.Sums();
+    sums.staged_loss = staged;
+    ComputeGradientsWithRowSums(loss.problem, g_scale, weights.Outs(), sums);
+    SumStagedLoss(loss, scale, workspace, staged);
+  } else if (weights.SumRowByRow()) {
     std::vector<double> own_loss_partials;
     RowSums sums = weights.Sums();
     sums.loss = &loss;
@@ -961,7 +1009,8 @@ void ComputeLossAndGradients(const Reduction &loss, double scale, const Destinat
 
 uint64_t LossAndGradientsWorkspaceBytes(const Reduction &loss, const Reduction *grad_weight,
                                         const Reduction *grad_pos_weight) {
-  return ReductionWorkspaceBytes(loss) + GradientsWorkspaceBytes(grad_weight, grad_pos_weight);
+  const uint64_t staged = StagesLoss(grad_weight, grad_pos_weight) ? loss.problem.numel * sizeof(float) : 0;
+  return ReductionWorkspaceBytes(loss) + GradientsWorkspaceBytes(grad_weight, grad_pos_weight) + staged;
 }
 
 void Fill(int rank, const int64_t *shape, const Destination &out, float value) {

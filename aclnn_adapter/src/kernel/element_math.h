@@ -226,65 +226,98 @@ MS_BCEWL_KERNEL_INLINE void AddToOpenBlock(BlockSums *sums, float value) {
   }
 }
 
-// The values of ValuesLoop for kGradSelf and kGradTarget, and for kGradWeight and kGradPosWeight where kWeight and
-// kPosWeight (into float32 arrays), bit for bit, from one exp per element.
-template <class V, DType kXy, bool kWeight, bool kPosWeight, bool kUnitPosWeight>
-void GradientsLoop(int64_t count, const RowInputs &in, float scale, void *grad_self, void *grad_target,
-                   float *grad_weight, float *grad_pos_weight) {
-  for (int64_t i = 0; i < count; i += V::kWidth) {
-    const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
-    const Lanes<V> values = LoadScaledLanes<V, kXy>(in, i, lanes, scale);
-    const typename V::F e = ExpOfMinusAbs<V>(values);
-    StoreValues<V, kXy>(grad_self, i, lanes, ElementValueFrom<V, Quantity::kGradSelf>(values, e));
-    StoreValues<V, kXy>(grad_target, i, lanes, ElementValueFrom<V, Quantity::kGradTarget, kUnitPosWeight>(values, e));
-    if constexpr (kWeight) {
-      StoreFloats<V>(grad_weight + i, lanes, ElementValueFrom<V, Quantity::kGradWeight>(values, e));
-    }
-    if constexpr (kPosWeight) {
-      StoreFloats<V>(grad_pos_weight + i, lanes, ElementValueFrom<V, Quantity::kGradPosWeight>(values, e));
-    }
+// Where the gradients of one pass go: dx and dy (RowInputs::xy_dtype values), the weight gradients (float32: they
+// are summed) where not null, and the loss (float32, unscaled: it has no g) where not null.
+struct GradientOutputs {
+  void *grad_self;
+  void *grad_target;
+  float *grad_weight;
+  float *grad_pos_weight;
+  float *loss;
+};
+
+// Stores the values of elements [i, i + lanes) of what `out` holds (kWeight, kPosWeight and kLoss: whether it holds
+// that output), from the inputs and their exp(-|x|).
+template <class V, DType kXy, bool kWeight, bool kPosWeight, bool kUnitPosWeight, bool kLoss>
+MS_BCEWL_KERNEL_INLINE void StoreGradients(const Lanes<V> &in, typename V::F e, int64_t i, int64_t lanes,
+                                           const GradientOutputs &out) {
+  StoreValues<V, kXy>(out.grad_self, i, lanes, ElementValueFrom<V, Quantity::kGradSelf>(in, e));
+  StoreValues<V, kXy>(out.grad_target, i, lanes, ElementValueFrom<V, Quantity::kGradTarget, kUnitPosWeight>(in, e));
+  if constexpr (kWeight) {
+    StoreFloats<V>(out.grad_weight + i, lanes, ElementValueFrom<V, Quantity::kGradWeight>(in, e));
+  }
+  if constexpr (kPosWeight) {
+    StoreFloats<V>(out.grad_pos_weight + i, lanes, ElementValueFrom<V, Quantity::kGradPosWeight>(in, e));
+  }
+  if constexpr (kLoss) {
+    StoreFloats<V>(out.loss + i, lanes, ElementValueFrom<V, Quantity::kLoss>(in, e));
   }
 }
 
-// Adds value(i) to the lanes of *sums; with kGradients also stores the values of GradientsLoop<kWeight,
-// kPosWeight> into grad_self, grad_target, grad_weight and grad_pos_weight, from the same exp (the loss takes no g,
-// so g_scale serves both).
+// The values of ValuesLoop for kGradSelf and kGradTarget, for kGradWeight and kGradPosWeight where kWeight and
+// kPosWeight, and for kLoss with scale 1 where kLoss (the last three into float32 arrays), bit for bit, from one exp
+// per element.
+template <class V, DType kXy, bool kWeight, bool kPosWeight, bool kUnitPosWeight, bool kLoss>
+void GradientsLoop(int64_t count, const RowInputs &in, float scale, const GradientOutputs &out) {
+  for (int64_t i = 0; i < count; i += V::kWidth) {
+    const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
+    const Lanes<V> values = LoadScaledLanes<V, kXy>(in, i, lanes, scale);
+    StoreGradients<V, kXy, kWeight, kPosWeight, kUnitPosWeight, kLoss>(values, ExpOfMinusAbs<V>(values), i, lanes,
+                                                                       out);
+  }
+}
+
+// The lanes of the next vector added to *sums: a vector starts at a block position that is a multiple of its width,
+// so that it maps to the lanes [filled % kSumLanes, + kWidth); a misaligned start (a new call, a new block) is
+// realigned by a shorter vector.
+template <class V>
+MS_BCEWL_KERNEL_INLINE int64_t NextVectorLanes(const BlockSums *sums, int64_t remaining) {
+  static_assert(kSumLanes % V::kWidth == 0, "a vector must map to consecutive lanes");
+  const int64_t aligned = V::kWidth - sums->filled % V::kWidth;
+  return remaining < aligned ? remaining : aligned;
+}
+
+// Adds the first `lanes` values of a vector (lanes from NextVectorLanes) to their lanes of *sums, in order.
+template <class V>
+MS_BCEWL_KERNEL_INLINE void AddVector(typename V::F value, int64_t lanes, BlockSums *sums) {
+  if (lanes == V::kWidth && sums->length - sums->filled > V::kWidth) {  // inside the open block
+    V::AddToLanes(sums->lanes + sums->filled % kSumLanes, value);
+    sums->filled += V::kWidth;
+    return;
+  }
+  alignas(64) float values[V::kWidth];
+  V::Store(values, value);
+  for (int64_t lane = 0; lane < lanes; ++lane) {
+    AddToOpenBlock(sums, values[lane]);
+  }
+}
+
+// Adds value(i) to the lanes of *sums; with kGradients also stores what GradientsLoop<kWeight, kPosWeight> stores
+// (not the loss), from the same exp (the loss takes no g, so g_scale serves both).
 // Not inlined: inlined into the nested dispatch lambdas of LossSumsWithGradients, g++ 12 laid out its loop around
 // a far jump, 8 % slower (1e6 elements, one thread).
 template <class V, Quantity kQuantity, DType kXy, bool kGradients, bool kUnitPosWeight, bool kWeight = false,
           bool kPosWeight = false>
 __attribute__((noinline)) void SumsLoop(int64_t count, const RowInputs &in, float g_scale, BlockSums *sums,
-                                        void *grad_self, void *grad_target, float *grad_weight = nullptr,
-                                        float *grad_pos_weight = nullptr) {
-  static_assert(kSumLanes % V::kWidth == 0, "a vector must map to consecutive lanes");
-  alignas(64) float values[V::kWidth];
+                                        const GradientOutputs &out) {
   for (int64_t i = 0; i < count;) {
-    // A vector starts at a block position that is a multiple of its width, so that it maps to the lanes
-    // [filled % kSumLanes, + kWidth); a misaligned start (a new call, a new block) is realigned by a shorter vector.
-    const int64_t aligned = V::kWidth - sums->filled % V::kWidth;
-    const int64_t lanes = count - i < aligned ? count - i : aligned;
+    const int64_t lanes = NextVectorLanes<V>(sums, count - i);
     const Lanes<V> inputs = LoadScaledLanes<V, kXy>(in, i, lanes, g_scale);
     const typename V::F e = ExpOfMinusAbs<V>(inputs);
-    const typename V::F value = ElementValueFrom<V, kQuantity>(inputs, e);
     if constexpr (kGradients) {
-      StoreValues<V, kXy>(grad_self, i, lanes, ElementValueFrom<V, Quantity::kGradSelf>(inputs, e));
-      StoreValues<V, kXy>(grad_target, i, lanes, ElementValueFrom<V, Quantity::kGradTarget, kUnitPosWeight>(inputs, e));
-      if constexpr (kWeight) {
-        StoreFloats<V>(grad_weight + i, lanes, ElementValueFrom<V, Quantity::kGradWeight>(inputs, e));
-      }
-      if constexpr (kPosWeight) {
-        StoreFloats<V>(grad_pos_weight + i, lanes, ElementValueFrom<V, Quantity::kGradPosWeight>(inputs, e));
-      }
+      StoreGradients<V, kXy, kWeight, kPosWeight, kUnitPosWeight, false>(inputs, e, i, lanes, out);
     }
-    if (lanes == V::kWidth && sums->length - sums->filled > V::kWidth) {  // inside the open block
-      V::AddToLanes(sums->lanes + sums->filled % kSumLanes, value);
-      sums->filled += V::kWidth;
-    } else {
-      V::Store(values, value);
-      for (int64_t lane = 0; lane < lanes; ++lane) {
-        AddToOpenBlock(sums, values[lane]);
-      }
-    }
+    AddVector<V>(ElementValueFrom<V, kQuantity>(inputs, e), lanes, sums);
+    i += lanes;
+  }
+}
+
+// Adds values[i], i = 0 .. count - 1, to their lanes of *sums in order, closing blocks as they fill.
+template <class V>
+void AddToBlockSums(const float *values, int64_t count, BlockSums *sums) {
+  for (int64_t i = 0; i < count;) {
+    const int64_t lanes = NextVectorLanes<V>(sums, count - i);
+    AddVector<V>(LoadFloats<V>(values + i, lanes), lanes, sums);
     i += lanes;
   }
 }
@@ -341,13 +374,16 @@ void Values(Quantity quantity, int64_t count, const RowInputs &in, float scale, 
 
 template <class V>
 void Gradients(int64_t count, const RowInputs &in, float scale, void *grad_self, void *grad_target, float *grad_weight,
-               float *grad_pos_weight) {
+               float *grad_pos_weight, float *loss) {
+  const GradientOutputs out{grad_self, grad_target, grad_weight, grad_pos_weight, loss};
   WithDType(in.xy_dtype, [&](auto xy) {
     WithFlag(grad_weight != nullptr, [&](auto weight) {
       WithFlag(grad_pos_weight != nullptr, [&](auto pos_weight) {
         WithFlag(in.unit_pos_weight, [&](auto unit) {
-          GradientsLoop<V, decltype(xy)::value, decltype(weight)::value, decltype(pos_weight)::value,
-                        decltype(unit)::value>(count, in, scale, grad_self, grad_target, grad_weight, grad_pos_weight);
+          WithFlag(loss != nullptr, [&](auto with_loss) {
+            GradientsLoop<V, decltype(xy)::value, decltype(weight)::value, decltype(pos_weight)::value,
+                          decltype(unit)::value, decltype(with_loss)::value>(count, in, scale, out);
+          });
         });
       });
     });
@@ -358,7 +394,7 @@ template <class V>
 void Sums(Quantity quantity, int64_t count, const RowInputs &in, float g_scale, BlockSums *sums) {
   WithQuantity(quantity, [&](auto q) {
     WithDType(in.xy_dtype, [&](auto xy) {
-      SumsLoop<V, decltype(q)::value, decltype(xy)::value, false, false>(count, in, g_scale, sums, nullptr, nullptr);
+      SumsLoop<V, decltype(q)::value, decltype(xy)::value, false, false>(count, in, g_scale, sums, {});
     });
   });
 }
@@ -366,13 +402,13 @@ void Sums(Quantity quantity, int64_t count, const RowInputs &in, float g_scale, 
 template <class V>
 void LossSumsWithGradients(int64_t count, const RowInputs &in, float g_scale, BlockSums *loss_sums, void *grad_self,
                            void *grad_target, float *grad_weight, float *grad_pos_weight) {
+  const GradientOutputs out{grad_self, grad_target, grad_weight, grad_pos_weight, nullptr};
   WithDType(in.xy_dtype, [&](auto xy) {
     WithFlag(grad_weight != nullptr, [&](auto weight) {
       WithFlag(grad_pos_weight != nullptr, [&](auto pos_weight) {
         WithFlag(in.unit_pos_weight, [&](auto unit) {
           SumsLoop<V, Quantity::kLoss, decltype(xy)::value, true, decltype(unit)::value, decltype(weight)::value,
-                   decltype(pos_weight)::value>(count, in, g_scale, loss_sums, grad_self, grad_target, grad_weight,
-                                                grad_pos_weight);
+                   decltype(pos_weight)::value>(count, in, g_scale, loss_sums, out);
         });
       });
     });
@@ -425,9 +461,9 @@ void MapLoop(const float *in, int64_t count, float *out) {
 
 template <class V>
 constexpr IsaKernels MakeKernels(Isa isa, const char *name) {
-  return IsaKernels{isa,       name,     V::kWidth,           &Widen<V>,
-                    &Narrow<V>, &Values<V>, &Gradients<V>, &Sums<V>, &LossSumsWithGradients<V>, &AddToSums<V>,
-                    &MapLoop<V, &V::Exp>, &MapLoop<V, &V::Log1p>};
+  return IsaKernels{isa, name, V::kWidth, &Widen<V>, &Narrow<V>, &Values<V>, &Gradients<V>, &Sums<V>,
+                    &LossSumsWithGradients<V>, &AddToSums<V>, &AddToBlockSums<V>, &MapLoop<V, &V::Exp>,
+                    &MapLoop<V, &V::Log1p>};
 }
 
 }  // namespace

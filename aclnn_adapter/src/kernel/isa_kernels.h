@@ -83,10 +83,10 @@ struct IsaKernels {
   // loss (no g) times scale. out holds in.xy_dtype values (float32 by default).
   void (*values)(Quantity quantity, int64_t count, const RowInputs &in, float scale, void *out);
   // values() of kGradSelf into grad_self, of kGradTarget into grad_target, and, where not null, of kGradWeight into
-  // grad_weight and of kGradPosWeight into grad_pos_weight (always float32: they are summed), from one exp per
-  // element.
+  // grad_weight and of kGradPosWeight into grad_pos_weight (always float32: they are summed) and of kLoss with scale
+  // 1 into loss (float32), from one exp per element.
   void (*gradients)(int64_t count, const RowInputs &in, float scale, void *grad_self, void *grad_target,
-                    float *grad_weight, float *grad_pos_weight);
+                    float *grad_weight, float *grad_pos_weight, float *loss);
   // Adds value(i), i = 0 .. count - 1, with g * g_scale in place of g, to their lanes of *sums in order, closing
   // blocks as they fill.
   void (*sums)(Quantity quantity, int64_t count, const RowInputs &in, float g_scale, BlockSums *sums);
@@ -96,6 +96,9 @@ struct IsaKernels {
                                    void *grad_self, void *grad_target, float *grad_weight, float *grad_pos_weight);
   // sums[i] += values[i] as float64, i = 0 .. count - 1: one add per element, so every ISA gives the same sums.
   void (*add_to_sums)(const float *values, int64_t count, double *sums);
+  // Adds values[i], i = 0 .. count - 1, to their lanes of *sums in order, closing blocks as they fill: what sums()
+  // does with the values it computes.
+  void (*add_to_block_sums)(const float *values, int64_t count, BlockSums *sums);
   // The kernels' exp (for t <= 0) and log1p (for e in [0, 1]), exposed for the tests of their error bounds.
   void (*exp)(const float *t, int64_t count, float *out);
   void (*log1p)(const float *e, int64_t count, float *out);
