@@ -624,12 +624,12 @@ struct RowSums {
 // Lane groups per row block, a divisor of kSumLanes. The lanes of a row block are independent, each summing its
 // rows in order, so `groups` tasks can share a block, each taking the rows of kSumLanes / groups lanes: as many
 // groups as an elementwise pass has tasks for the row blocks to feed, as long as a group's runs of rows hold a
-// chunk's worth of elements. 1 where a loss sums in the pass (its blocks run across the lanes).
-int LaneGroups(const Reduction &reduction, bool with_loss) {
+// chunk's worth of elements. (A pass that sums the loss takes 1: the loss's blocks run across the lanes.)
+int LaneGroups(const Reduction &reduction) {
   const int64_t numel = reduction.natural.numel;
   const int64_t wanted = TaskCount(numel, (numel + kChunk - 1) / kChunk);
   int groups = 1;
-  while (!with_loss && groups < kSumLanes && reduction.blocks_per_output * groups < wanted &&
+  while (groups < kSumLanes && reduction.blocks_per_output * groups < wanted &&
          (kSumLanes / (2 * groups)) * reduction.outputs >= kChunk) {
     groups *= 2;
   }
@@ -664,7 +664,7 @@ void SumRowBlocks(const Plan &plan, const Problem &problem, const RowSums &sums,
                   Compute &&compute) {
   const Reduction &first = *sums.First();
   const int64_t columns = first.outputs;
-  const int groups = LaneGroups(first, sums.loss != nullptr);
+  const int groups = sums.loss != nullptr ? 1 : LaneGroups(first);
   const int64_t block_lanes = kSumLanes * columns;
   const int64_t group_lanes = block_lanes / groups;
   std::vector<double> block_sums[2];
@@ -785,12 +785,12 @@ void ComputeOutputs(const Problem &problem, const Destination *outs, int out_cou
 
 // ---- the gradients of every input in one pass ----
 
-// A weight gradient joins the pass of dx and dy (and of the loss, with_loss) when it sums row by row with the
-// columns of one already in, and the pieces the pass then hands out (row blocks, split into LaneGroups) are at
-// least as many as the tasks of an elementwise pass.
-bool JoinsThePass(const Reduction &reduction, const RowSums &sums, bool with_loss) {
+// A weight gradient joins the pass of dx and dy when it sums row by row with the columns of one already in, and the
+// pieces the pass then hands out (row blocks, split into LaneGroups) are at least as many as the tasks of an
+// elementwise pass.
+bool JoinsThePass(const Reduction &reduction, const RowSums &sums) {
   const int64_t numel = reduction.natural.numel;
-  const int64_t pieces = reduction.blocks_per_output * LaneGroups(reduction, with_loss);
+  const int64_t pieces = reduction.blocks_per_output * LaneGroups(reduction);
   return SumsRowByRow(reduction) && (sums.First() == nullptr || reduction.outputs == sums.First()->outputs) &&
          TaskCount(numel, pieces) >= TaskCount(numel, (numel + kChunk - 1) / kChunk);
 }
@@ -800,14 +800,13 @@ bool JoinsThePass(const Reduction &reduction, const RowSums &sums, bool with_los
 // pass (ComputeTheRest).
 class WeightGradients {
  public:
-  // with_loss: whether the pass also sums the loss.
   WeightGradients(const Destination &grad_self, const Destination &grad_target, const Reduction *grad_weight,
-                  const Reduction *grad_pos_weight, double *workspace, bool with_loss)
+                  const Reduction *grad_pos_weight, double *workspace)
       : reductions_{grad_weight, grad_pos_weight}, workspaces_(WeightWorkspaces(grad_weight, workspace)) {
     outs_[0] = grad_self;
     outs_[1] = grad_target;
     for (int k = 0; k < 2; ++k) {
-      if (reductions_[k] != nullptr && JoinsThePass(*reductions_[k], sums_, with_loss)) {
+      if (reductions_[k] != nullptr && JoinsThePass(*reductions_[k], sums_)) {
         sums_.joined[k] = reductions_[k];
         sums_.partials[k] = PartialsOf(*reductions_[k], workspaces_[k], own_partials_[k]);
       }
@@ -878,7 +877,7 @@ void ComputeGradientsWithRowSums(const Problem &problem, float scale, const Dest
 // The weight gradient that a pass without the loss sums first (WeightGradients), or null where none joins it.
 const Reduction *FirstToJoin(const Reduction *grad_weight, const Reduction *grad_pos_weight) {
   for (const Reduction *reduction : {grad_weight, grad_pos_weight}) {
-    if (reduction != nullptr && JoinsThePass(*reduction, RowSums{}, false)) {
+    if (reduction != nullptr && JoinsThePass(*reduction, RowSums{})) {
       return reduction;
     }
   }
@@ -889,7 +888,7 @@ const Reduction *FirstToJoin(const Reduction *grad_weight, const Reduction *grad
 // weight gradient joins the pass only with its row blocks shared by lane groups, across which the loss's blocks run.
 bool StagesLoss(const Reduction *grad_weight, const Reduction *grad_pos_weight) {
   const Reduction *first = FirstToJoin(grad_weight, grad_pos_weight);
-  return first != nullptr && LaneGroups(*first, false) > 1;
+  return first != nullptr && LaneGroups(*first) > 1;
 }
 
 // Where ComputeLossAndGradients stages the loss of each element: in its workspace after the block partials of the
@@ -925,7 +924,7 @@ void ComputeGradients(const Problem &problem, double scale, const Destination &g
   if (problem.numel == 0) {
     return;
   }
-  const WeightGradients weights(grad_self, grad_target, grad_weight, grad_pos_weight, workspace, false);
+  const WeightGradients weights(grad_self, grad_target, grad_weight, grad_pos_weight, workspace);
   const float g_scale = static_cast<float>(scale);
   if (weights.SumRowByRow()) {
     ComputeGradientsWithRowSums(problem, g_scale, weights.Outs(), weights.Sums());
@@ -978,7 +977,7 @@ void ComputeLossAndGradients(const Reduction &loss, double scale, const Destinat
   double *weight_workspace =
       workspace == nullptr ? nullptr : workspace + ReductionWorkspaceBytes(loss) / sizeof(double);
   const bool stage_loss = StagesLoss(grad_weight, grad_pos_weight);
-  const WeightGradients weights(grad_self, grad_target, grad_weight, grad_pos_weight, weight_workspace, !stage_loss);
+  const WeightGradients weights(grad_self, grad_target, grad_weight, grad_pos_weight, weight_workspace);
   const float g_scale = static_cast<float>(scale);
   // The loss reduces every dim: its problem is in its own dim order, that of the weight gradients' natural one.
   if (stage_loss) {

@@ -372,20 +372,27 @@ void Values(Quantity quantity, int64_t count, const RowInputs &in, float scale, 
   });
 }
 
+// Calls body(xy, weight, pos_weight, unit) with compile-time constants: x's and y's dtype, whether `out` holds each
+// weight gradient, and whether pos_weight is 1 everywhere.
+template <typename Body>
+void WithGradientKinds(const RowInputs &in, const GradientOutputs &out, Body &&body) {
+  WithDType(in.xy_dtype, [&](auto xy) {
+    WithFlag(out.grad_weight != nullptr, [&](auto weight) {
+      WithFlag(out.grad_pos_weight != nullptr, [&](auto pos_weight) {
+        WithFlag(in.unit_pos_weight, [&](auto unit) { body(xy, weight, pos_weight, unit); });
+      });
+    });
+  });
+}
+
 template <class V>
 void Gradients(int64_t count, const RowInputs &in, float scale, void *grad_self, void *grad_target, float *grad_weight,
                float *grad_pos_weight, float *loss) {
   const GradientOutputs out{grad_self, grad_target, grad_weight, grad_pos_weight, loss};
-  WithDType(in.xy_dtype, [&](auto xy) {
-    WithFlag(grad_weight != nullptr, [&](auto weight) {
-      WithFlag(grad_pos_weight != nullptr, [&](auto pos_weight) {
-        WithFlag(in.unit_pos_weight, [&](auto unit) {
-          WithFlag(loss != nullptr, [&](auto with_loss) {
-            GradientsLoop<V, decltype(xy)::value, decltype(weight)::value, decltype(pos_weight)::value,
-                          decltype(unit)::value, decltype(with_loss)::value>(count, in, scale, out);
-          });
-        });
-      });
+  WithGradientKinds(in, out, [&](auto xy, auto weight, auto pos_weight, auto unit) {
+    WithFlag(loss != nullptr, [&](auto with_loss) {
+      GradientsLoop<V, decltype(xy)::value, decltype(weight)::value, decltype(pos_weight)::value,
+                    decltype(unit)::value, decltype(with_loss)::value>(count, in, scale, out);
     });
   });
 }
@@ -403,15 +410,9 @@ template <class V>
 void LossSumsWithGradients(int64_t count, const RowInputs &in, float g_scale, BlockSums *loss_sums, void *grad_self,
                            void *grad_target, float *grad_weight, float *grad_pos_weight) {
   const GradientOutputs out{grad_self, grad_target, grad_weight, grad_pos_weight, nullptr};
-  WithDType(in.xy_dtype, [&](auto xy) {
-    WithFlag(grad_weight != nullptr, [&](auto weight) {
-      WithFlag(grad_pos_weight != nullptr, [&](auto pos_weight) {
-        WithFlag(in.unit_pos_weight, [&](auto unit) {
-          SumsLoop<V, Quantity::kLoss, decltype(xy)::value, true, decltype(unit)::value, decltype(weight)::value,
-                   decltype(pos_weight)::value>(count, in, g_scale, loss_sums, out);
-        });
-      });
-    });
+  WithGradientKinds(in, out, [&](auto xy, auto weight, auto pos_weight, auto unit) {
+    SumsLoop<V, Quantity::kLoss, decltype(xy)::value, true, decltype(unit)::value, decltype(weight)::value,
+             decltype(pos_weight)::value>(count, in, g_scale, loss_sums, out);
   });
 }
 
