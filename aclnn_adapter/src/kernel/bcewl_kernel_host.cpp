@@ -689,8 +689,10 @@ void SumRowBlocks(const Plan &plan, const Problem &problem, const RowSums &sums,
                    const int64_t block = piece / groups;
                    const int group = static_cast<int>(piece % groups);
                    const RowBlock rows = RowBlockOf(first, block);
-                   for (std::vector<double> &sum_lanes : lanes) {
-                     std::fill(sum_lanes.begin(), sum_lanes.end(), 0.0);
+                   for (std::vector<double> &sum_lanes : lanes) {  // the group's lane rows: all it adds to
+                     if (!sum_lanes.empty()) {
+                       std::fill_n(sum_lanes.begin() + group * group_lanes, group_lanes, 0.0);
+                     }
                    }
                    if (sums.loss != nullptr) {  // (one lane group)
                      const int64_t first_element = rows.first_row * columns;
