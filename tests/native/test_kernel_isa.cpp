@@ -485,6 +485,68 @@ TEST_CASE(kernel_isas_agree_on_odd_sizes_misaligned_views_and_dtypes) {
   }
 }
 
+// Whether two results hold the same values bit for bit, except that any NaN matches any NaN (compilers may swap
+// the operands of an addition, and x86 returns the first NaN operand's bits).
+bool SameBitsUpToNaNs(const Result &a, const Result &b) {
+  if (!a.error.empty() || !b.error.empty() || a.values.size() != b.values.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.values.size(); ++i) {
+    const bool both_nan = std::isnan(a.values[i]) && std::isnan(b.values[i]);
+    if (!both_nan && std::memcmp(&a.values[i], &b.values[i], sizeof(double)) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// An absent weight or pos_weight, or a scalar 1, reads as 1, and the kernels then skip the products with it
+// (RowInputs::unit_weight, unit_pos_weight): the bits of a full-shape tensor of ones (up to NaN payloads), on random
+// and extreme values, for every op, reduction and ISA.
+TEST_CASE(kernel_weights_of_one_give_the_bits_of_full_shape_ones) {
+  const Shape shape{3, 1001};
+  const RefArray ones{shape, std::vector<double>(static_cast<size_t>(test::NumelOf(shape)), 1.0)};
+  const RefArray scalar_one{Shape{1}, {1.0}};
+  for (Op op : test::kAllOps) {
+    for (int64_t reduction : {0, 1}) {
+      const Call random = MakeCall(op, reduction, shape, true, 41 + static_cast<uint64_t>(op));
+      for (bool unit_weight : {false, true}) {
+        for (bool unit_pos_weight : {false, true}) {
+          const bool has_its_gradient = (op == Op::kGradWeight && unit_weight) ||
+                                        (op == Op::kGradPosWeight && unit_pos_weight);
+          if ((!unit_weight && !unit_pos_weight) || has_its_gradient) {
+            continue;
+          }
+          for (bool scalar : {false, true}) {
+            const std::optional<RefArray> unit = scalar ? std::optional<RefArray>(scalar_one) : std::nullopt;
+            Call as_ones = random;
+            Call as_unit = random;
+            if (unit_weight) {
+              as_ones.w = ones;
+              as_unit.w = unit;
+            }
+            if (unit_pos_weight) {
+              as_ones.p = ones;
+              as_unit.p = unit;
+            }
+            const Prepared with_ones(as_ones);
+            const Prepared with_unit(as_unit);
+            for (Isa isa : AvailableIsas()) {
+              const Result expected = with_ones.Run(isa);
+              const Result got = with_unit.Run(isa);
+              EXPECT_MSG(SameBitsUpToNaNs(got, expected),
+                         Name(as_unit, std::string(" ") + IsaName(isa) + (unit_weight ? " unit weight" : "") +
+                                           (unit_pos_weight ? " unit pos_weight" : "") +
+                                           (scalar ? " (scalar 1)" : " (absent)")) +
+                             ": not the bits of full-shape ones " + expected.error + got.error);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 namespace {
 
 struct Pattern {

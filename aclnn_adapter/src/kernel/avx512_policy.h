@@ -43,10 +43,8 @@ struct Avx512Policy {
   }
   static F Abs(F a) { return _mm512_abs_ps(a); }
   static F Round(F a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
-  static F Pow2(F n) {
-    const __m512i biased = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(biased, 23));
-  }
+  // vscalefps: x * 2^floor(n), rounded once by MXCSR's mode (nearest even), gradual underflow included (Intel SDM).
+  static F ScaleByPow2(F x, F n) { return _mm512_scalef_ps(x, n); }
   static M Equal(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
   static M GreaterEqual(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ); }
   static M And(M a, M b) { return static_cast<M>(a & b); }

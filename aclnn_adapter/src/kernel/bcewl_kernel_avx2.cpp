@@ -33,10 +33,11 @@ struct Avx2 {
   static F Neg(F a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
   static F Abs(F a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
   static F Round(F a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
-  static F Pow2(F n) {
+  static F Pow2(F n) {  // 2^n for integral n in [-126, 127]
     const __m256i biased = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
     return _mm256_castsi256_ps(_mm256_slli_epi32(biased, 23));
   }
+  static F ScaleByPow2(F x, F n) { return ScaleByPow2InTwoSteps<Avx2>(x, n); }
   static M Equal(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
   static M GreaterEqual(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_GE_OQ); }
   static M And(M a, M b) { return _mm256_and_ps(a, b); }

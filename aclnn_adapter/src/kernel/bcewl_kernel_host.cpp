@@ -325,6 +325,11 @@ constexpr std::array<float, kChunk> OnesChunk() {
 }
 alignas(64) constexpr std::array<float, kChunk> kOnesChunk = OnesChunk();
 
+// Whether an input is 1 everywhere.
+bool IsOne(const View &input) {
+  return input.source == Source::kOnes || (input.source == Source::kConstant && input.constant == 1.0f);
+}
+
 // One task's staging buffers: each chunk's inputs as contiguous float32, and its output values. `elements` bounds
 // the chunk sizes the task will stage (so that a small call fills only what it uses).
 class Stager {
@@ -343,9 +348,8 @@ class Stager {
     const bool in_registers = plan_.xy_dtype != DType::kFloat32;  // x and y are then read where they are
     RowInputs in{in_registers ? nullptr : Input(0, first, count), in_registers ? nullptr : Input(1, first, count),
                  Input(2, first, count), Input(3, first, count), Input(4, first, count)};
-    const View &pos_weight = plan_.views[3];
-    in.unit_pos_weight = pos_weight.source == Source::kOnes ||
-                         (pos_weight.source == Source::kConstant && pos_weight.constant == 1.0f);
+    in.unit_weight = IsOne(plan_.views[2]);
+    in.unit_pos_weight = IsOne(plan_.views[3]);
     if (in_registers) {
       in.xy_dtype = plan_.xy_dtype;
       in.x16 = static_cast<const uint16_t *>(plan_.views[0].data) + first;

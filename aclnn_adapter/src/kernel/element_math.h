@@ -9,7 +9,8 @@
 //   m), Any (a lane of m set), Exp and Log1p, LoadHalf / LoadBFloat16 / StoreHalf / StoreBFloat16 (kWidth values),
 //   AddToLanes(lanes, v) (lanes[i] += double(v[i]) for the kWidth lanes, each rounded once),
 // and the SIMD ones also what vector_math.h uses: Fma(a, b, c) = a*b + c rounded once, Max(a, b) (b where either is
-// NaN), Round (to the nearest integer, ties to even), Pow2(n) = 2^n for integral n in [-126, 127].
+// NaN), Round (to the nearest integer, ties to even), ScaleByPow2(x, n) = x * 2^n rounded once (integral n in
+// [-150, 127], x in [1/2, 2]; NaN where either is NaN).
 //
 // Partial vectors (the last count < kWidth elements of an array) go through zero-padded copies, never a read or a
 // write past the end of an array.
@@ -127,20 +128,43 @@ MS_BCEWL_KERNEL_INLINE typename V::F ProductWithZeroLimit(typename V::F c, typen
   return V::Select(V::And(V::Equal(c, zero), IsInfinite<V>(v)), zero, V::Mul(c, v));
 }
 
+// Which of weight and pos_weight are 1 everywhere (absent, or a constant 1), known at compile time: the products
+// with them are skipped, which gives the same bits (v * 1 is v, and 1 is not 0 for the zero limits), and dy skips
+// its log1p term where pos_weight is 1 (TargetDerivative).
+template <bool kUnitWeight, bool kUnitPosWeight>
+struct UnitInputs {
+  static constexpr bool kWeight = kUnitWeight;
+  static constexpr bool kPosWeight = kUnitPosWeight;
+};
+using NoUnitInputs = UnitInputs<false, false>;
+
+// w * v with the zero limit, or v where w is 1.
+template <class V, bool kUnit>
+MS_BCEWL_KERNEL_INLINE typename V::F Weighted(typename V::F w, typename V::F v) {
+  return kUnit ? v : ProductWithZeroLimit<V>(w, v);
+}
+
+// p * y, or y where p is 1.
+template <class V, bool kUnit>
+MS_BCEWL_KERNEL_INLINE typename V::F PosWeightedTarget(const Lanes<V> &in) {
+  return kUnit ? in.y : V::Mul(in.p, in.y);
+}
+
 // (1 - y) * x - (1 + (p - 1) * y) * logsig(x), computed as -(1 - y) * logsig(-x) - p*y * logsig(x) (the same,
 // since x = logsig(x) - logsig(-x)); for infinite x with the zero limits (bcewl_kernel_plain.cpp).
-template <class V>
+template <class V, class Units>
 MS_BCEWL_KERNEL_INLINE typename V::F UnweightedLoss(const Lanes<V> &in, typename V::F logsig,
                                                     typename V::F logsig_of_minus_x) {
   using F = typename V::F;
   const F one = V::Set(1.0f);
-  const F finite = V::Neg(V::Add(V::Mul(V::Sub(one, in.y), logsig_of_minus_x), V::Mul(V::Mul(in.p, in.y), logsig)));
+  const F py = PosWeightedTarget<V, Units::kPosWeight>(in);
+  const F finite = V::Neg(V::Add(V::Mul(V::Sub(one, in.y), logsig_of_minus_x), V::Mul(py, logsig)));
   const typename V::M infinite = IsInfinite<V>(in.x);
   if (!V::Any(infinite)) {
     return finite;
   }
   const F limit = V::Neg(V::Add(ProductWithZeroLimit<V>(V::Sub(one, in.y), logsig_of_minus_x),
-                                ProductWithZeroLimit<V>(V::Mul(in.p, in.y), logsig)));
+                                ProductWithZeroLimit<V>(py, logsig)));
   return V::Select(infinite, limit, finite);
 }
 
@@ -159,40 +183,46 @@ MS_BCEWL_KERNEL_INLINE typename V::F TargetDerivative(const Lanes<V> &in, typena
   using F = typename V::F;
   const F zero = V::Set(0.0f);
   const F minus_x = V::Neg(in.x);
-  const F linear = V::Select(V::GreaterEqual(in.x, zero), minus_x, ProductWithZeroLimit<V>(in.p, minus_x));
-  const F shared_log1p = kUnitPosWeight ? zero : V::Log1p(e);
-  return V::Add(linear, V::Mul(V::Sub(in.p, V::Set(1.0f)), shared_log1p));
+  if constexpr (kUnitPosWeight) {
+    return V::Add(minus_x, zero);  // what adding (p - 1) * log1p(e) == +0 does: -0 becomes +0
+  } else {
+    const F linear = V::Select(V::GreaterEqual(in.x, zero), minus_x, ProductWithZeroLimit<V>(in.p, minus_x));
+    return V::Add(linear, V::Mul(V::Sub(in.p, V::Set(1.0f)), V::Log1p(e)));
+  }
 }
 
-// kUnitPosWeight: see TargetDerivative (the other quantities do not depend on it).
-template <class V, Quantity kQuantity, bool kUnitPosWeight = false>
+// Units: which inputs are 1 everywhere (UnitInputs).
+template <class V, Quantity kQuantity, class Units = NoUnitInputs>
 MS_BCEWL_KERNEL_INLINE typename V::F ElementValueFrom(const Lanes<V> &in, typename V::F e) {
   using F = typename V::F;
   const F zero = V::Set(0.0f);
   const F one = V::Set(1.0f);
   if constexpr (kQuantity == Quantity::kGradSelf) {
     const F sigmoid = V::Div(V::Select(V::GreaterEqual(in.x, zero), one, e), V::Add(one, e));
-    const F py = V::Mul(in.p, in.y);
-    return V::Mul(V::Mul(in.w, V::Sub(V::Mul(V::Sub(V::Add(py, one), in.y), sigmoid), py)), in.g);
+    const F py = PosWeightedTarget<V, Units::kPosWeight>(in);
+    const F unweighted = V::Sub(V::Mul(V::Sub(V::Add(py, one), in.y), sigmoid), py);
+    return V::Mul(Units::kWeight ? unweighted : V::Mul(in.w, unweighted), in.g);
   } else if constexpr (kQuantity == Quantity::kGradTarget) {
-    return ProductWithZeroLimit<V>(in.g, ProductWithZeroLimit<V>(in.w, TargetDerivative<V, kUnitPosWeight>(in, e)));
+    return ProductWithZeroLimit<V>(in.g,
+                                   Weighted<V, Units::kWeight>(in.w, TargetDerivative<V, Units::kPosWeight>(in, e)));
   } else {
     const F softplus = V::Log1p(e);
     const F logsig = V::Sub(V::Min(in.x, zero), softplus);                     // log(sigmoid(x))
     const F logsig_of_minus_x = V::Sub(V::Min(V::Neg(in.x), zero), softplus);  // log(sigmoid(-x))
     if constexpr (kQuantity == Quantity::kLoss) {
-      return ProductWithZeroLimit<V>(in.w, UnweightedLoss<V>(in, logsig, logsig_of_minus_x));
+      return Weighted<V, Units::kWeight>(in.w, UnweightedLoss<V, Units>(in, logsig, logsig_of_minus_x));
     } else if constexpr (kQuantity == Quantity::kGradWeight) {
-      return ProductWithZeroLimit<V>(in.g, UnweightedLoss<V>(in, logsig, logsig_of_minus_x));
+      return ProductWithZeroLimit<V>(in.g, UnweightedLoss<V, Units>(in, logsig, logsig_of_minus_x));
     } else {
-      return V::Neg(ProductWithZeroLimit<V>(V::Mul(V::Mul(in.w, in.y), in.g), logsig));
+      const F wy = Units::kWeight ? in.y : V::Mul(in.w, in.y);
+      return V::Neg(ProductWithZeroLimit<V>(V::Mul(wy, in.g), logsig));
     }
   }
 }
 
-template <class V, Quantity kQuantity, bool kUnitPosWeight = false>
+template <class V, Quantity kQuantity, class Units>
 MS_BCEWL_KERNEL_INLINE typename V::F ElementValue(const Lanes<V> &in) {
-  return ElementValueFrom<V, kQuantity, kUnitPosWeight>(in, ExpOfMinusAbs<V>(in));
+  return ElementValueFrom<V, kQuantity, Units>(in, ExpOfMinusAbs<V>(in));
 }
 
 // The inputs of elements [index, index + count) with g * g_scale in place of g. Every gradient is linear in g, so
@@ -204,16 +234,16 @@ MS_BCEWL_KERNEL_INLINE Lanes<V> LoadScaledLanes(const RowInputs &in, int64_t ind
   return lanes;
 }
 
-template <class V, Quantity kQuantity, DType kXy, bool kUnitPosWeight>
+template <class V, Quantity kQuantity, DType kXy, class Units>
 void ValuesLoop(int64_t count, const RowInputs &in, float scale, void *out) {
   for (int64_t i = 0; i < count; i += V::kWidth) {
     const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
     if constexpr (kQuantity == Quantity::kLoss) {  // the loss has no g: scaled after
-      const typename V::F loss = ElementValue<V, kQuantity>(LoadLanes<V, kXy>(in, i, lanes));
+      const typename V::F loss = ElementValue<V, kQuantity, Units>(LoadLanes<V, kXy>(in, i, lanes));
       StoreValues<V, kXy>(out, i, lanes, V::Mul(loss, V::Set(scale)));
     } else {
       const Lanes<V> values = LoadScaledLanes<V, kXy>(in, i, lanes, scale);
-      StoreValues<V, kXy>(out, i, lanes, ElementValue<V, kQuantity, kUnitPosWeight>(values));
+      StoreValues<V, kXy>(out, i, lanes, ElementValue<V, kQuantity, Units>(values));
     }
   }
 }
@@ -238,32 +268,31 @@ struct GradientOutputs {
 
 // Stores the values of elements [i, i + lanes) of what `out` holds (kWeight, kPosWeight and kLoss: whether it holds
 // that output), from the inputs and their exp(-|x|).
-template <class V, DType kXy, bool kWeight, bool kPosWeight, bool kUnitPosWeight, bool kLoss>
+template <class V, DType kXy, bool kWeight, bool kPosWeight, class Units, bool kLoss>
 MS_BCEWL_KERNEL_INLINE void StoreGradients(const Lanes<V> &in, typename V::F e, int64_t i, int64_t lanes,
                                            const GradientOutputs &out) {
-  StoreValues<V, kXy>(out.grad_self, i, lanes, ElementValueFrom<V, Quantity::kGradSelf>(in, e));
-  StoreValues<V, kXy>(out.grad_target, i, lanes, ElementValueFrom<V, Quantity::kGradTarget, kUnitPosWeight>(in, e));
+  StoreValues<V, kXy>(out.grad_self, i, lanes, ElementValueFrom<V, Quantity::kGradSelf, Units>(in, e));
+  StoreValues<V, kXy>(out.grad_target, i, lanes, ElementValueFrom<V, Quantity::kGradTarget, Units>(in, e));
   if constexpr (kWeight) {
-    StoreFloats<V>(out.grad_weight + i, lanes, ElementValueFrom<V, Quantity::kGradWeight>(in, e));
+    StoreFloats<V>(out.grad_weight + i, lanes, ElementValueFrom<V, Quantity::kGradWeight, Units>(in, e));
   }
   if constexpr (kPosWeight) {
-    StoreFloats<V>(out.grad_pos_weight + i, lanes, ElementValueFrom<V, Quantity::kGradPosWeight>(in, e));
+    StoreFloats<V>(out.grad_pos_weight + i, lanes, ElementValueFrom<V, Quantity::kGradPosWeight, Units>(in, e));
   }
   if constexpr (kLoss) {
-    StoreFloats<V>(out.loss + i, lanes, ElementValueFrom<V, Quantity::kLoss>(in, e));
+    StoreFloats<V>(out.loss + i, lanes, ElementValueFrom<V, Quantity::kLoss, Units>(in, e));
   }
 }
 
 // The values of ValuesLoop for kGradSelf and kGradTarget, for kGradWeight and kGradPosWeight where kWeight and
 // kPosWeight, and for kLoss with scale 1 where kLoss (the last three into float32 arrays), bit for bit, from one exp
 // per element.
-template <class V, DType kXy, bool kWeight, bool kPosWeight, bool kUnitPosWeight, bool kLoss>
+template <class V, DType kXy, bool kWeight, bool kPosWeight, class Units, bool kLoss>
 void GradientsLoop(int64_t count, const RowInputs &in, float scale, const GradientOutputs &out) {
   for (int64_t i = 0; i < count; i += V::kWidth) {
     const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
     const Lanes<V> values = LoadScaledLanes<V, kXy>(in, i, lanes, scale);
-    StoreGradients<V, kXy, kWeight, kPosWeight, kUnitPosWeight, kLoss>(values, ExpOfMinusAbs<V>(values), i, lanes,
-                                                                       out);
+    StoreGradients<V, kXy, kWeight, kPosWeight, Units, kLoss>(values, ExpOfMinusAbs<V>(values), i, lanes, out);
   }
 }
 
@@ -296,7 +325,7 @@ MS_BCEWL_KERNEL_INLINE void AddVector(typename V::F value, int64_t lanes, BlockS
 // (not the loss), from the same exp (the loss takes no g, so g_scale serves both).
 // Not inlined: inlined into the nested dispatch lambdas of LossSumsWithGradients, g++ 12 laid out its loop around
 // a far jump, 8 % slower (1e6 elements, one thread).
-template <class V, Quantity kQuantity, DType kXy, bool kGradients, bool kUnitPosWeight, bool kWeight = false,
+template <class V, Quantity kQuantity, DType kXy, bool kGradients, class Units, bool kWeight = false,
           bool kPosWeight = false>
 __attribute__((noinline)) void SumsLoop(int64_t count, const RowInputs &in, float g_scale, BlockSums *sums,
                                         const GradientOutputs &out) {
@@ -305,9 +334,9 @@ __attribute__((noinline)) void SumsLoop(int64_t count, const RowInputs &in, floa
     const Lanes<V> inputs = LoadScaledLanes<V, kXy>(in, i, lanes, g_scale);
     const typename V::F e = ExpOfMinusAbs<V>(inputs);
     if constexpr (kGradients) {
-      StoreGradients<V, kXy, kWeight, kPosWeight, kUnitPosWeight, false>(inputs, e, i, lanes, out);
+      StoreGradients<V, kXy, kWeight, kPosWeight, Units, false>(inputs, e, i, lanes, out);
     }
-    AddVector<V>(ElementValueFrom<V, kQuantity>(inputs, e), lanes, sums);
+    AddVector<V>(ElementValueFrom<V, kQuantity, Units>(inputs, e), lanes, sums);
     i += lanes;
   }
 }
@@ -356,30 +385,35 @@ void WithFlag(bool flag, Body &&body) {
   Dispatch<bool, false, true>(flag, body);
 }
 
-template <class V>
-void Values(Quantity quantity, int64_t count, const RowInputs &in, float scale, void *out) {
-  WithQuantity(quantity, [&](auto q) {
-    WithDType(in.xy_dtype, [&](auto xy) {
-      constexpr Quantity kQuantity = decltype(q)::value;
-      if constexpr (kQuantity == Quantity::kGradTarget) {  // the one quantity that has a unit-pos_weight form
-        WithFlag(in.unit_pos_weight, [&](auto unit) {
-          ValuesLoop<V, kQuantity, decltype(xy)::value, decltype(unit)::value>(count, in, scale, out);
-        });
-      } else {
-        ValuesLoop<V, kQuantity, decltype(xy)::value, false>(count, in, scale, out);
-      }
+// Calls body(units) with units an object of the UnitInputs type of `in`.
+template <typename Body>
+void WithUnits(const RowInputs &in, Body &&body) {
+  WithFlag(in.unit_weight, [&](auto weight) {
+    WithFlag(in.unit_pos_weight, [&](auto pos_weight) {
+      body(UnitInputs<decltype(weight)::value, decltype(pos_weight)::value>{});
     });
   });
 }
 
-// Calls body(xy, weight, pos_weight, unit) with compile-time constants: x's and y's dtype, whether `out` holds each
-// weight gradient, and whether pos_weight is 1 everywhere.
+template <class V>
+void Values(Quantity quantity, int64_t count, const RowInputs &in, float scale, void *out) {
+  WithQuantity(quantity, [&](auto q) {
+    WithDType(in.xy_dtype, [&](auto xy) {
+      WithUnits(in, [&](auto units) {
+        ValuesLoop<V, decltype(q)::value, decltype(xy)::value, decltype(units)>(count, in, scale, out);
+      });
+    });
+  });
+}
+
+// Calls body(xy, weight, pos_weight, units) with compile-time constants: x's and y's dtype, whether `out` holds
+// each weight gradient, and which inputs are 1 everywhere (an object of a UnitInputs type).
 template <typename Body>
 void WithGradientKinds(const RowInputs &in, const GradientOutputs &out, Body &&body) {
   WithDType(in.xy_dtype, [&](auto xy) {
     WithFlag(out.grad_weight != nullptr, [&](auto weight) {
       WithFlag(out.grad_pos_weight != nullptr, [&](auto pos_weight) {
-        WithFlag(in.unit_pos_weight, [&](auto unit) { body(xy, weight, pos_weight, unit); });
+        WithUnits(in, [&](auto units) { body(xy, weight, pos_weight, units); });
       });
     });
   });
@@ -389,10 +423,10 @@ template <class V>
 void Gradients(int64_t count, const RowInputs &in, float scale, void *grad_self, void *grad_target, float *grad_weight,
                float *grad_pos_weight, float *loss) {
   const GradientOutputs out{grad_self, grad_target, grad_weight, grad_pos_weight, loss};
-  WithGradientKinds(in, out, [&](auto xy, auto weight, auto pos_weight, auto unit) {
+  WithGradientKinds(in, out, [&](auto xy, auto weight, auto pos_weight, auto units) {
     WithFlag(loss != nullptr, [&](auto with_loss) {
-      GradientsLoop<V, decltype(xy)::value, decltype(weight)::value, decltype(pos_weight)::value,
-                    decltype(unit)::value, decltype(with_loss)::value>(count, in, scale, out);
+      GradientsLoop<V, decltype(xy)::value, decltype(weight)::value, decltype(pos_weight)::value, decltype(units),
+                    decltype(with_loss)::value>(count, in, scale, out);
     });
   });
 }
@@ -401,7 +435,9 @@ template <class V>
 void Sums(Quantity quantity, int64_t count, const RowInputs &in, float g_scale, BlockSums *sums) {
   WithQuantity(quantity, [&](auto q) {
     WithDType(in.xy_dtype, [&](auto xy) {
-      SumsLoop<V, decltype(q)::value, decltype(xy)::value, false, false>(count, in, g_scale, sums, {});
+      WithUnits(in, [&](auto units) {
+        SumsLoop<V, decltype(q)::value, decltype(xy)::value, false, decltype(units)>(count, in, g_scale, sums, {});
+      });
     });
   });
 }
@@ -410,8 +446,8 @@ template <class V>
 void LossSumsWithGradients(int64_t count, const RowInputs &in, float g_scale, BlockSums *loss_sums, void *grad_self,
                            void *grad_target, float *grad_weight, float *grad_pos_weight) {
   const GradientOutputs out{grad_self, grad_target, grad_weight, grad_pos_weight, nullptr};
-  WithGradientKinds(in, out, [&](auto xy, auto weight, auto pos_weight, auto unit) {
-    SumsLoop<V, Quantity::kLoss, decltype(xy)::value, true, decltype(unit)::value, decltype(weight)::value,
+  WithGradientKinds(in, out, [&](auto xy, auto weight, auto pos_weight, auto units) {
+    SumsLoop<V, Quantity::kLoss, decltype(xy)::value, true, decltype(units), decltype(weight)::value,
              decltype(pos_weight)::value>(count, in, g_scale, loss_sums, out);
   });
 }

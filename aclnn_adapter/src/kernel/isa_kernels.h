@@ -47,7 +47,8 @@ struct RowInputs {
   DType xy_dtype = DType::kFloat32;
   const uint16_t *x16 = nullptr;
   const uint16_t *y16 = nullptr;
-  bool unit_pos_weight = false;  // p is 1 everywhere (absent, or a constant 1): dy skips a log1p (element_math.h)
+  bool unit_weight = false;      // w is 1 everywhere (absent, or a constant 1): products with it are skipped
+  bool unit_pos_weight = false;  // p is 1 everywhere: the same, and dy skips a log1p (element_math.h)
 };
 
 // Lanes of a block sum: the contribution at position q of its block goes to lane q % kSumLanes (bcewl_kernel.h).

@@ -6,8 +6,8 @@
 // t = n*ln2 + r with n = round(t / ln2), |r| <= ln2/2 (Cody-Waite: ln2 = kLn2Hi + kLn2Lo; t - n*kLn2Hi is exact in
 // one FMA because kLn2Hi has the precision of a float and |r| < 1/2; the rounding error of r is carried along).
 // exp(r) = (1 + r) + (r^2 q(r) + the rounding errors of r and of 1 + r), q a degree-4 minimax fit (relative error
-// of the polynomial 3.1e-9). 2^n is applied as 2^h * 2^(n - h), h = round(n/2): each factor is a normal float for
-// n >= -150, so a result in the subnormal range is rounded once, by the last product.
+// of the polynomial 3.1e-9). exp(r) * 2^n is rounded once, also where it is subnormal (V::ScaleByPow2; on AVX2 by
+// ScaleByPow2InTwoSteps below).
 //
 // log1p(e): 1 + e = 2^k (1 + f) with k = (e >= 1/2), f = e for k = 0 and f = (e - 1)/2 in [-1/4, 0] for k = 1,
 // both exact (Sterbenz), so 1 + e is never rounded. log(1 + f) = 2 atanh(s) with s = f/(2 + f) in [-1/7, 1/5],
@@ -56,8 +56,15 @@ MS_BCEWL_KERNEL_INLINE typename V::F VectorExp(typename V::F t) {
   const F one_plus_r = V::Add(one, r);
   const F one_plus_r_error = V::Add(V::Sub(one, one_plus_r), r);  // exact (Fast2Sum: |r| < 1)
   const F exp_r = V::Add(one_plus_r, V::Fma(V::Mul(r, r), q, V::Add(r_lo, one_plus_r_error)));
-  const F h = V::Round(V::Mul(n, V::Set(0.5f)));
-  return V::Mul(V::Mul(exp_r, V::Pow2(h)), V::Pow2(V::Sub(n, h)));
+  return V::ScaleByPow2(exp_r, n);
+}
+
+// x * 2^n rounded once, for integral n in [-150, 127] and x in [1/2, 2]: as 2^h * 2^(n - h), h = round(n/2), each
+// factor a normal float (V::Pow2), so that only the last product rounds, also where the result is subnormal.
+template <class V>
+MS_BCEWL_KERNEL_INLINE typename V::F ScaleByPow2InTwoSteps(typename V::F x, typename V::F n) {
+  const typename V::F h = V::Round(V::Mul(n, V::Set(0.5f)));
+  return V::Mul(V::Mul(x, V::Pow2(h)), V::Pow2(V::Sub(n, h)));
 }
 
 template <class V>
