@@ -602,6 +602,62 @@ TEST_CASE(kernel_isas_agree_on_weight_and_pos_weight_broadcast_patterns) {
   }
 }
 
+namespace {
+
+// `array` broadcast to `shape`, stored at full size.
+RefArray Materialised(const RefArray &array, const Shape &shape) {
+  RefArray full{shape, std::vector<double>(static_cast<size_t>(test::NumelOf(shape)))};
+  for (size_t i = 0; i < full.values.size(); ++i) {
+    full.values[i] = array.values[BroadcastIndex(shape, i, array.shape)];
+  }
+  return full;
+}
+
+}  // namespace
+
+// A weight or pos_weight broadcast over the outer dims and contiguous over the inner ones is read from a tiled copy
+// of its period, or in place where a chunk does not wrap around a long period (bcewl_kernel_host.cpp): the bits of
+// the same values stored at full size, for every op, reduction and ISA, with periods that divide the 512-element
+// chunks, that chunks wrap around at every phase, and past the tiled limit, in float32 and float16. The weight whose
+// gradient an op computes keeps its shape in both calls (its gradient's shape depends on it).
+TEST_CASE(kernel_periodic_weights_give_the_bits_of_their_full_size_values) {
+  struct PeriodicCase {
+    Pattern pattern;
+    aclDataType dtype;
+  };
+  const PeriodicCase cases[] = {
+      {{"per-class (64,)", {1100, 64}, Shape{64}, Shape{64}}, ACL_FLOAT},
+      {{"per-class (1000,)", {9, 1000}, Shape{1, 1000}, Shape{1000}}, ACL_FLOAT},
+      {{"per-class (1000,)", {9, 1000}, Shape{1, 1000}, Shape{1000}}, ACL_FLOAT16},
+      {{"period past the tiled limit", {3, 5000}, Shape{5000}, Shape{1, 5000}}, ACL_FLOAT},
+      {{"period past the tiled limit", {3, 5000}, Shape{5000}, Shape{1, 5000}}, ACL_BF16},
+      {{"inner block over a batch", {4, 3, 50}, Shape{3, 50}, Shape{50}}, ACL_FLOAT},
+  };
+  for (const PeriodicCase &periodic_case : cases) {
+    const Pattern &pattern = periodic_case.pattern;
+    for (Op op : test::kAllOps) {
+      for (int64_t reduction : {0, 1}) {
+        Call periodic = PatternCall(pattern, op, reduction, 53 + static_cast<uint64_t>(op));
+        periodic.dtype = periodic_case.dtype;
+        Call full = periodic;
+        if (op != Op::kGradWeight) {
+          full.w = Materialised(*periodic.w, pattern.shape);
+        }
+        if (op != Op::kGradPosWeight) {
+          full.p = Materialised(*periodic.p, pattern.shape);
+        }
+        const Prepared with_periodic(periodic);
+        const Prepared with_full(full);
+        for (Isa isa : AvailableIsas()) {
+          EXPECT_MSG(SameBitsUpToNaNs(with_periodic.Run(isa), with_full.Run(isa)),
+                     Name(periodic, std::string(" ") + pattern.name + " " + IsaName(isa)) +
+                         ": not the bits of the full-size values");
+        }
+      }
+    }
+  }
+}
+
 // Each ISA gives bitwise the same loss (none, mean, sum), dx, dy, dw and dp for 1, 2 and 4 threads, with outputs of
 // one block, of many blocks split over the tasks at other than chunk boundaries, and of many outputs.
 TEST_CASE(kernel_results_are_bitwise_equal_for_1_2_and_4_threads) {

@@ -11,7 +11,10 @@
 // where x, y and every output are linear and share one 16-bit dtype, the ISA kernels convert them in registers
 // instead, with no staging: Plan::xy_dtype);
 // anything else (a per-row vector, a per-class constant, a transposed view, ...) is strided: gathered run by run
-// along the innermost of the dims merged over the strided views (a memcpy, a fill or a strided copy per run).
+// along the innermost of the dims merged over the strided views (a memcpy, a fill or a strided copy per run),
+// except where it is periodic (broadcast over outer dims, contiguous over the inner ones: a per-class weight of shape
+// (C,) beside an (N, C) self): then a chunk reads a copy of the period tiled once per task, or, for a long float32
+// period, the input itself where the chunk does not wrap around the period.
 // The output is written in place when linear, else staged and scattered the same way.
 //
 // Work is cut into chunks of kChunk elements at fixed multiples of kChunk (for reductions, within whole reduction
@@ -80,6 +83,7 @@ constexpr int64_t kSerialBelow = 65536;        // smaller calls run on the calli
 constexpr int64_t kElementsPerTask = 32768;    // at least this many elements per task
 constexpr int64_t kElementsPerPiece = 8192;    // the work a task takes at a time
 constexpr int64_t kOutputsPerBatch = 1024;     // block sums kept on a task's stack before they are stored
+constexpr int64_t kMaxTiledPeriod = 4096;      // longer periods are not tiled (a task's copy: period + kChunk)
 
 // ---- ISA selection ----
 
@@ -162,6 +166,7 @@ struct View {
   const void *data = nullptr;
   DType dtype = DType::kFloat32;
   float constant = 1.0f;
+  int64_t period = 0;  // a periodic strided view (PeriodOf): element i is data[i % period]; else 0
 };
 
 struct Plan {
@@ -188,6 +193,22 @@ bool AllDims(const Problem &problem, const int64_t *strides, bool (*fits)(int64_
   return true;
 }
 
+// The period of a view that is broadcast (stride 0) over the outer dims and contiguous over the inner ones: its
+// element i is data[i % period]. 0 for any other view.
+int64_t PeriodOf(const Problem &problem, const int64_t *strides) {
+  int64_t period = 1;
+  int dim = problem.rank - 1;
+  for (; dim >= 0 && (problem.shape[dim] == 1 || strides[dim] == period); --dim) {
+    period *= problem.shape[dim];
+  }
+  for (; dim >= 0; --dim) {
+    if (problem.shape[dim] != 1 && strides[dim] != 0) {
+      return 0;
+    }
+  }
+  return period;
+}
+
 View Classify(const Problem &problem, const void *data, DType dtype, const int64_t *strides) {
   View view;
   view.data = data;
@@ -201,6 +222,7 @@ View Classify(const Problem &problem, const void *data, DType dtype, const int64
     view.source = Source::kLinear;
   } else {
     view.source = Source::kStrided;
+    view.period = PeriodOf(problem, strides);
   }
   return view;
 }
@@ -340,6 +362,8 @@ class Stager {
       const View &input = plan.views[view];
       if (input.source == Source::kConstant) {
         std::fill(buffers_[view], buffers_[view] + used, input.constant);
+      } else if (input.period > 0 && input.period <= kMaxTiledPeriod) {
+        Tile(input, input.period + used, &tiled_[view]);
       }
     }
   }
@@ -413,6 +437,9 @@ class Stager {
         plan_.kernels->widen(input.dtype, static_cast<const uint16_t *>(input.data) + first, count, buffer);
         return buffer;
       case Source::kStrided:
+        if (const float *values = PeriodicValues(view, first, count)) {
+          return values;
+        }
         if (input.dtype == DType::kFloat32) {
           Gather(plan_, view, first, count, buffer);
         } else {
@@ -424,7 +451,41 @@ class Stager {
     return buffer;
   }
 
+  // The values of elements [first, first + count) of a periodic input where they lie in one run: in its tiled copy,
+  // or, float32, in the input itself when they do not wrap around the period. Null otherwise.
+  const float *PeriodicValues(int view, int64_t first, int64_t count) const {
+    const View &input = plan_.views[view];
+    if (input.period == 0) {
+      return nullptr;
+    }
+    const int64_t phase = first % input.period;
+    if (!tiled_[view].empty()) {
+      return tiled_[view].data() + phase;
+    }
+    if (input.dtype == DType::kFloat32 && phase + count <= input.period) {
+      return static_cast<const float *>(input.data) + phase;
+    }
+    return nullptr;
+  }
+
+  // *tiled = `length` values of the periodic input: its period, repeated, as float32.
+  void Tile(const View &input, int64_t length, std::vector<float> *tiled) const {
+    tiled->resize(static_cast<size_t>(length));
+    float *values = tiled->data();
+    if (input.dtype == DType::kFloat32) {
+      std::memcpy(values, input.data, static_cast<size_t>(input.period) * sizeof(float));
+    } else {
+      plan_.kernels->widen(input.dtype, static_cast<const uint16_t *>(input.data), input.period, values);
+    }
+    for (int64_t filled = input.period; filled < length;) {
+      const int64_t copied = std::min(filled, length - filled);
+      std::memcpy(values + filled, values, static_cast<size_t>(copied) * sizeof(float));
+      filled += copied;
+    }
+  }
+
   const Plan &plan_;
+  std::vector<float> tiled_[kInputs];  // periodic inputs (period <= kMaxTiledPeriod): the period, repeated
   alignas(64) float buffers_[kViews][kChunk];
   alignas(64) float sum_values_[2][kChunk];
   alignas(64) uint16_t sixteen_bits_[kChunk];
