@@ -136,7 +136,6 @@ struct UnitInputs {
   static constexpr bool kWeight = kUnitWeight;
   static constexpr bool kPosWeight = kUnitPosWeight;
 };
-using NoUnitInputs = UnitInputs<false, false>;
 
 // w * v with the zero limit, or v where w is 1.
 template <class V, bool kUnit>
@@ -192,7 +191,7 @@ MS_BCEWL_KERNEL_INLINE typename V::F TargetDerivative(const Lanes<V> &in, typena
 }
 
 // Units: which inputs are 1 everywhere (UnitInputs).
-template <class V, Quantity kQuantity, class Units = NoUnitInputs>
+template <class V, Quantity kQuantity, class Units>
 MS_BCEWL_KERNEL_INLINE typename V::F ElementValueFrom(const Lanes<V> &in, typename V::F e) {
   using F = typename V::F;
   const F zero = V::Set(0.0f);
