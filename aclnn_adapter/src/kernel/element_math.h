@@ -320,6 +320,44 @@ MS_BCEWL_KERNEL_INLINE void AddVector(typename V::F value, int64_t lanes, BlockS
   }
 }
 
+// Adds `groups` groups of kSumLanes values, value_at(i, kWidth) for the vectors from element `first` on, to the
+// lanes of the open block, whose next value goes to lane 0 and which these values do not fill: in a local copy of
+// the lanes that the loop keeps in registers (each lane still adds its values in index order).
+template <class V, class ValueAt>
+MS_BCEWL_KERNEL_INLINE void AddGroupsInsideTheBlock(int64_t groups, int64_t first, BlockSums *sums,
+                                                    ValueAt &value_at) {
+  alignas(64) double lanes[kSumLanes];
+  std::memcpy(lanes, sums->lanes, sizeof(lanes));
+  for (int64_t group = 0; group < groups; ++group) {
+    for (int vector = 0; vector < kSumLanes / V::kWidth; ++vector) {
+      V::AddToLanes(lanes + vector * V::kWidth, value_at(first + group * kSumLanes + vector * V::kWidth, V::kWidth));
+    }
+  }
+  std::memcpy(sums->lanes, lanes, sizeof(lanes));
+  sums->filled += groups * kSumLanes;
+}
+
+// Adds value_at(i, lanes), the values of elements [i, i + lanes), for i = 0 .. count - 1 to their lanes of *sums in
+// order, closing blocks as they fill: whole groups of kSumLanes inside the open block at once, the rest vector by
+// vector.
+template <class V, class ValueAt>
+MS_BCEWL_KERNEL_INLINE void AddInBlockOrder(int64_t count, BlockSums *sums, ValueAt &&value_at) {
+  for (int64_t i = 0; i < count;) {
+    const int64_t left = count - i;
+    const int64_t inside = sums->length - sums->filled - 1;  // leaves the block's last value to AddVector
+    const int64_t room = left < inside ? left : inside;
+    const int64_t groups = sums->filled % kSumLanes == 0 ? room / kSumLanes : 0;
+    if (groups > 0) {
+      AddGroupsInsideTheBlock<V>(groups, i, sums, value_at);
+      i += groups * kSumLanes;
+      continue;
+    }
+    const int64_t lanes = NextVectorLanes<V>(sums, count - i);
+    AddVector<V>(value_at(i, lanes), lanes, sums);
+    i += lanes;
+  }
+}
+
 // Adds value(i) to the lanes of *sums; with kGradients also stores what GradientsLoop<kWeight, kPosWeight> stores
 // (not the loss), from the same exp (the loss takes no g, so g_scale serves both).
 // Not inlined: inlined into the nested dispatch lambdas of LossSumsWithGradients, g++ 12 laid out its loop around
@@ -328,26 +366,20 @@ template <class V, Quantity kQuantity, DType kXy, bool kGradients, class Units, 
           bool kPosWeight = false>
 __attribute__((noinline)) void SumsLoop(int64_t count, const RowInputs &in, float g_scale, BlockSums *sums,
                                         const GradientOutputs &out) {
-  for (int64_t i = 0; i < count;) {
-    const int64_t lanes = NextVectorLanes<V>(sums, count - i);
+  AddInBlockOrder<V>(count, sums, [&](int64_t i, int64_t lanes) {
     const Lanes<V> inputs = LoadScaledLanes<V, kXy>(in, i, lanes, g_scale);
     const typename V::F e = ExpOfMinusAbs<V>(inputs);
     if constexpr (kGradients) {
       StoreGradients<V, kXy, kWeight, kPosWeight, Units, false>(inputs, e, i, lanes, out);
     }
-    AddVector<V>(ElementValueFrom<V, kQuantity, Units>(inputs, e), lanes, sums);
-    i += lanes;
-  }
+    return ElementValueFrom<V, kQuantity, Units>(inputs, e);
+  });
 }
 
 // Adds values[i], i = 0 .. count - 1, to their lanes of *sums in order, closing blocks as they fill.
 template <class V>
 void AddToBlockSums(const float *values, int64_t count, BlockSums *sums) {
-  for (int64_t i = 0; i < count;) {
-    const int64_t lanes = NextVectorLanes<V>(sums, count - i);
-    AddVector<V>(LoadFloats<V>(values + i, lanes), lanes, sums);
-    i += lanes;
-  }
+  AddInBlockOrder<V>(count, sums, [&](int64_t i, int64_t lanes) { return LoadFloats<V>(values + i, lanes); });
 }
 
 template <class V>
