@@ -143,10 +143,10 @@ MS_BCEWL_KERNEL_INLINE typename V::F Weighted(typename V::F w, typename V::F v) 
   return kUnit ? v : ProductWithZeroLimit<V>(w, v);
 }
 
-// p * y, or y where p is 1.
+// factor * v, or v where the factor is 1 (kUnit).
 template <class V, bool kUnit>
-MS_BCEWL_KERNEL_INLINE typename V::F PosWeightedTarget(const Lanes<V> &in) {
-  return kUnit ? in.y : V::Mul(in.p, in.y);
+MS_BCEWL_KERNEL_INLINE typename V::F Times(typename V::F factor, typename V::F v) {
+  return kUnit ? v : V::Mul(factor, v);
 }
 
 // (1 - y) * x - (1 + (p - 1) * y) * logsig(x), computed as -(1 - y) * logsig(-x) - p*y * logsig(x) (the same,
@@ -156,7 +156,7 @@ MS_BCEWL_KERNEL_INLINE typename V::F UnweightedLoss(const Lanes<V> &in, typename
                                                     typename V::F logsig_of_minus_x) {
   using F = typename V::F;
   const F one = V::Set(1.0f);
-  const F py = PosWeightedTarget<V, Units::kPosWeight>(in);
+  const F py = Times<V, Units::kPosWeight>(in.p, in.y);
   const F finite = V::Neg(V::Add(V::Mul(V::Sub(one, in.y), logsig_of_minus_x), V::Mul(py, logsig)));
   const typename V::M infinite = IsInfinite<V>(in.x);
   if (!V::Any(infinite)) {
@@ -198,9 +198,9 @@ MS_BCEWL_KERNEL_INLINE typename V::F ElementValueFrom(const Lanes<V> &in, typena
   const F one = V::Set(1.0f);
   if constexpr (kQuantity == Quantity::kGradSelf) {
     const F sigmoid = V::Div(V::Select(V::GreaterEqual(in.x, zero), one, e), V::Add(one, e));
-    const F py = PosWeightedTarget<V, Units::kPosWeight>(in);
+    const F py = Times<V, Units::kPosWeight>(in.p, in.y);
     const F unweighted = V::Sub(V::Mul(V::Sub(V::Add(py, one), in.y), sigmoid), py);
-    return V::Mul(Units::kWeight ? unweighted : V::Mul(in.w, unweighted), in.g);
+    return V::Mul(Times<V, Units::kWeight>(in.w, unweighted), in.g);
   } else if constexpr (kQuantity == Quantity::kGradTarget) {
     return ProductWithZeroLimit<V>(in.g,
                                    Weighted<V, Units::kWeight>(in.w, TargetDerivative<V, Units::kPosWeight>(in, e)));
@@ -213,7 +213,7 @@ MS_BCEWL_KERNEL_INLINE typename V::F ElementValueFrom(const Lanes<V> &in, typena
     } else if constexpr (kQuantity == Quantity::kGradWeight) {
       return ProductWithZeroLimit<V>(in.g, UnweightedLoss<V, Units>(in, logsig, logsig_of_minus_x));
     } else {
-      const F wy = Units::kWeight ? in.y : V::Mul(in.w, in.y);
+      const F wy = Times<V, Units::kWeight>(in.w, in.y);
       return V::Neg(ProductWithZeroLimit<V>(V::Mul(wy, in.g), logsig));
     }
   }
