@@ -2,7 +2,9 @@
 
 MindSpore is imported lazily, only by the tests that ask for an execution mode, so that the native suites in this
 folder do not pay for it.  Every MindSpore test runs in one process and switches the mode through the `mode`
-fixture (parametrised over PyNative and GRAPH) or the `pynative` fixture.
+fixture (parametrised over PyNative and GRAPH) or the `pynative` fixture. The native programs are built once per
+session, plainly and with sanitizers (`plain_native_build`, `sanitized_native_build`), for every module that runs
+them.
 """
 import os
 import sys
@@ -42,3 +44,17 @@ def mode(request):
 @pytest.fixture
 def pynative():
     return set_mode("pynative")
+
+
+@pytest.fixture(scope="session")
+def plain_native_build(tmp_path_factory):
+    """aclnn_adapter/ with every native program, Release (tests/native_build.py); built once per session."""
+    from native_build import build_native  # pylint: disable=import-outside-toplevel
+    return build_native(tmp_path_factory.mktemp("native_plain"), sanitize=False)
+
+
+@pytest.fixture(scope="session")
+def sanitized_native_build(tmp_path_factory):
+    """The same with ASan + UBSan (Debug); built once per session."""
+    from native_build import build_native  # pylint: disable=import-outside-toplevel
+    return build_native(tmp_path_factory.mktemp("native_sanitized"), sanitize=True)

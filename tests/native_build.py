@@ -1,7 +1,9 @@
-"""Building the native CMake projects from pytest, and reading what their programs print.
+"""Building aclnn_adapter/ with its native programs from pytest, and reading what they print.
 
-Shared by test_fuzz.py and test_leaks.py, which build tests/fuzz (a standalone CMake project over aclnn_adapter/ that
-holds the fuzzer, the >2^31-element check and the seed document's example); test_aclnn_native.py could use it too.
+One CMake project holds every native program: the library, the native tests (tests/native), the seed document's
+example (examples/aclnn) and the reliability programs (tests/fuzz: the fuzzer and the >2^31-element check). The
+suite builds it twice per session (conftest.py's `plain_native_build` and `sanitized_native_build`), and
+test_aclnn_native.py, test_fuzz.py and test_leaks.py run their programs from those two builds.
 """
 import os
 import re
@@ -10,9 +12,15 @@ import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-RELIABILITY_PROJECT = REPO / "tests" / "fuzz"
+ADAPTER = REPO / "aclnn_adapter"
 
 HAVE_TOOLCHAIN = shutil.which("cmake") is not None and shutil.which("g++") is not None
+
+# Paths of the programs inside a build directory.
+NATIVE_TESTS = Path("tests_native") / "ms_bcewl_native_tests"
+CMAKE_EXAMPLE = Path("examples_aclnn") / "bce_with_logits_example"
+FUZZER = Path("tests_fuzz") / "ms_bcewl_fuzz"
+LARGE_INDEX = Path("tests_fuzz") / "ms_bcewl_large_index"
 
 SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|UndefinedBehaviorSanitizer")
 # LeakSanitizer runs at exit; UBSan stops at the first report, so that it cannot scroll by unnoticed.
@@ -23,14 +31,18 @@ def run(command, timeout=600, **kwargs):
     return subprocess.run([str(part) for part in command], capture_output=True, text=True, timeout=timeout, **kwargs)
 
 
-def cmake_build(source: Path, build_dir: Path, targets, sanitize: bool) -> Path:
-    """Configures and builds `targets`: Debug with ASan + UBSan, or Release; returns the build directory."""
+def build_native(build_dir: Path, sanitize: bool) -> Path:
+    """Configures and builds the library and every native program; returns the build directory.
+
+    The sanitized build is a Debug build, at -O1 under ASan + UBSan (aclnn_adapter/CMakeLists.txt): its reports
+    carry line numbers.
+    """
     configure = run(
-        ["cmake", "-S", source, "-B", build_dir, f"-DCMAKE_BUILD_TYPE={'Debug' if sanitize else 'Release'}",
-         f"-DMS_BCEWL_SANITIZE={'ON' if sanitize else 'OFF'}"]
+        ["cmake", "-S", ADAPTER, "-B", build_dir, f"-DCMAKE_BUILD_TYPE={'Debug' if sanitize else 'Release'}",
+         "-DMS_BCEWL_BUILD_TESTS=ON", f"-DMS_BCEWL_SANITIZE={'ON' if sanitize else 'OFF'}"]
     )
     assert configure.returncode == 0, configure.stdout + configure.stderr
-    build = run(["cmake", "--build", build_dir, "--target", *targets, "-j", str(os.cpu_count() or 2)])
+    build = run(["cmake", "--build", build_dir, "-j", str(os.cpu_count() or 2)])
     assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
     return build_dir
 

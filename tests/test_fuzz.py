@@ -1,10 +1,8 @@
-"""The seeded fuzz harness of the aclnn C API (tests/fuzz), built with ASan + UBSan.
-
-One sanitized build per module (adapter at -O0, harness at -O1). Then: the regression cases of the bugs the fuzzer
-found, a fixed-seed run (the same cases every time), and a time-boxed campaign whose seed changes from run to run
-(MS_BCEWL_FUZZ_SEED fixes it; a failure prints the seed and case that replay it). Each run must end with the summary
-line of tests/fuzz/fuzz_main.cpp showing no mismatch and no unexpected status, exit 0, and print no sanitizer report
-(LeakSanitizer included).
+"""The seeded fuzz harness of the aclnn C API (tests/fuzz), from the session's ASan + UBSan build (conftest.py):
+the regression cases of the bugs the fuzzer found, a fixed-seed run (the same cases every time), and a time-boxed
+campaign whose seed changes from run to run (MS_BCEWL_FUZZ_SEED fixes it; a failure prints the seed and case that
+replay it). Each run must end with the summary line of tests/fuzz/fuzz_main.cpp showing no mismatch and no
+unexpected status, exit 0, and print no sanitizer report (LeakSanitizer included).
 
 MS_BCEWL_SLOW_TESTS=1 adds the campaigns of docs/reliability.md that do not fit CI: one of more than 10^6 calls, and
 the check over more than 2^31 elements (a Release build; about 9 GB of memory). Without it they are not collected,
@@ -16,8 +14,7 @@ import re
 
 import pytest
 
-from native_build import (HAVE_TOOLCHAIN, RELIABILITY_PROJECT, SANITIZER_ENV, assert_no_sanitizer_report,
-                          cmake_build, run)
+from native_build import FUZZER, HAVE_TOOLCHAIN, LARGE_INDEX, SANITIZER_ENV, assert_no_sanitizer_report, run
 
 pytestmark = pytest.mark.skipif(not HAVE_TOOLCHAIN, reason="needs cmake and g++")
 
@@ -27,11 +24,9 @@ FIXED_SEED_CASES = 3000
 CAMPAIGN_SECONDS = 15
 
 
-@pytest.fixture(scope="module")
-def fuzzer(tmp_path_factory):
-    build_dir = cmake_build(RELIABILITY_PROJECT, tmp_path_factory.mktemp("fuzz_sanitized"), ["ms_bcewl_fuzz"],
-                            sanitize=True)
-    return build_dir / "ms_bcewl_fuzz"
+@pytest.fixture
+def fuzzer(sanitized_native_build):
+    return sanitized_native_build / FUZZER
 
 
 def run_fuzzer(fuzzer, *arguments, timeout=600):
@@ -77,9 +72,7 @@ if SLOW_TESTS:
         fields = run_fuzzer(fuzzer, "--seed", "1", "--iterations", str(MILLION_CALL_CASES), timeout=3600)
         assert int(fields["calls"]) >= 10**6
 
-    def test_more_than_2_31_elements_match_the_reference(tmp_path_factory):
-        build_dir = cmake_build(RELIABILITY_PROJECT, tmp_path_factory.mktemp("large_index"),
-                                ["ms_bcewl_large_index"], sanitize=False)
-        result = run([build_dir / "ms_bcewl_large_index"], timeout=3600)
+    def test_more_than_2_31_elements_match_the_reference(plain_native_build):
+        result = run([plain_native_build / LARGE_INDEX], timeout=3600)
         assert result.returncode == 0, result.stdout + result.stderr
         assert re.search(r"^large index: \d+ elements, 4 checks, 0 failed", result.stdout, re.MULTILINE), result.stdout

@@ -1,4 +1,4 @@
-"""Leak and memory-error checks under valgrind, on a plain (Release, non-sanitized) build of tests/fuzz.
+"""Leak and memory-error checks under valgrind, on the session's plain (Release, non-sanitized) native build.
 
 Two programs run under `valgrind --leak-check=full`: the seed document's aclnn example (examples/aclnn) and a
 fixed-seed fuzz run (tests/fuzz). Each must exit 0 with valgrind reporting no error and no definitely, indirectly or
@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from native_build import HAVE_TOOLCHAIN, RELIABILITY_PROJECT, cmake_build, run
+from native_build import CMAKE_EXAMPLE, FUZZER, HAVE_TOOLCHAIN, run
 
 pytestmark = pytest.mark.skipif(not HAVE_TOOLCHAIN or shutil.which("valgrind") is None,
                                 reason="needs cmake, g++ and valgrind")
@@ -28,12 +28,6 @@ NO_ERROR = re.compile(r"ERROR SUMMARY: 0 errors from 0 contexts")
 SERIAL_KERNELS = dict(os.environ, MS_BCEWL_NUM_THREADS="1")
 
 
-@pytest.fixture(scope="module")
-def plain_build(tmp_path_factory):
-    return cmake_build(RELIABILITY_PROJECT, tmp_path_factory.mktemp("leaks_plain"),
-                       ["ms_bcewl_fuzz", "bce_with_logits_example"], sanitize=False)
-
-
 def assert_clean_under_valgrind(command):
     result = run(VALGRIND + command, env=SERIAL_KERNELS)
     report = result.stderr
@@ -42,12 +36,12 @@ def assert_clean_under_valgrind(command):
     return result.stdout
 
 
-def test_aclnn_example_has_no_leak_or_memory_error(plain_build):
-    output = assert_clean_under_valgrind([plain_build / "examples_aclnn" / "bce_with_logits_example"])
+def test_aclnn_example_has_no_leak_or_memory_error(plain_native_build):
+    output = assert_clean_under_valgrind([plain_native_build / CMAKE_EXAMPLE])
     assert len(re.findall(r"^result\[\d+\] is: ", output, flags=re.MULTILINE)) == 8, output
 
 
-def test_fixed_seed_fuzz_run_has_no_leak_or_memory_error(plain_build):
-    output = assert_clean_under_valgrind([plain_build / "ms_bcewl_fuzz", "--seed", "1", "--iterations",
+def test_fixed_seed_fuzz_run_has_no_leak_or_memory_error(plain_native_build):
+    output = assert_clean_under_valgrind([plain_native_build / FUZZER, "--seed", "1", "--iterations",
                                           str(FUZZ_CASES)])
     assert re.search(r"^fuzz summary: .* mismatches=0 unexpected=0 ", output, flags=re.MULTILINE), output[-3000:]

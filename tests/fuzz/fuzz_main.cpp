@@ -1,5 +1,5 @@
 // ms_bcewl_fuzz: seeded random calls of the aclnn BCEWithLogits API of libms_bcewl.so (what a case does:
-// fuzz_case.h). Build it with tests/fuzz/CMakeLists.txt, preferably with -DMS_BCEWL_SANITIZE=ON.
+// fuzz_case.h). Built by aclnn_adapter/ with -DMS_BCEWL_BUILD_TESTS=ON, preferably with -DMS_BCEWL_SANITIZE=ON.
 //
 //   ms_bcewl_fuzz [--regressions] [--seed N] [--iterations N] [--seconds S] [--case N] [--case-timeout S]
 //
