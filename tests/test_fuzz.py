@@ -14,7 +14,8 @@ import re
 
 import pytest
 
-from native_build import FUZZER, HAVE_TOOLCHAIN, LARGE_INDEX, SANITIZER_ENV, assert_no_sanitizer_report, run
+from native_build import (FUZZER, HAVE_TOOLCHAIN, LARGE_INDEX, SANITIZER_ENV, assert_no_sanitizer_report,
+                          build_targets, run)
 
 pytestmark = pytest.mark.skipif(not HAVE_TOOLCHAIN, reason="needs cmake and g++")
 
@@ -73,6 +74,7 @@ if SLOW_TESTS:
         assert int(fields["calls"]) >= 10**6
 
     def test_more_than_2_31_elements_match_the_reference(plain_native_build):
+        build_targets(plain_native_build, LARGE_INDEX.name)
         result = run([plain_native_build / LARGE_INDEX], timeout=3600)
         assert result.returncode == 0, result.stdout + result.stderr
         assert re.search(r"^large index: \d+ elements, 4 checks, 0 failed", result.stdout, re.MULTILINE), result.stdout
