@@ -27,8 +27,18 @@ SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime 
 SANITIZER_ENV = {"ASAN_OPTIONS": "detect_leaks=1", "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
 
 
-def run(command, timeout=600, **kwargs):
+# A guard against a hung program, not a speed limit: a loaded 2-core machine runs many times slower than a quiet one.
+# Builds get no limit at all.
+HANG_GUARD_SECONDS = 3600
+
+
+def run(command, timeout=HANG_GUARD_SECONDS, **kwargs):
     return subprocess.run([str(part) for part in command], capture_output=True, text=True, timeout=timeout, **kwargs)
+
+
+def run_build_step(command, **kwargs):
+    """A configure or build command: it takes as long as the machine needs."""
+    return run(command, timeout=None, **kwargs)
 
 
 def build_native(build_dir: Path, sanitize: bool) -> Path:
@@ -37,7 +47,7 @@ def build_native(build_dir: Path, sanitize: bool) -> Path:
     The sanitized build is a Debug build, at -O1 under ASan + UBSan (aclnn_adapter/CMakeLists.txt): its reports
     carry line numbers.
     """
-    configure = run(
+    configure = run_build_step(
         ["cmake", "-S", ADAPTER, "-B", build_dir, f"-DCMAKE_BUILD_TYPE={'Debug' if sanitize else 'Release'}",
          "-DMS_BCEWL_BUILD_TESTS=ON", f"-DMS_BCEWL_SANITIZE={'ON' if sanitize else 'OFF'}"]
     )
@@ -49,7 +59,7 @@ def build_native(build_dir: Path, sanitize: bool) -> Path:
 def build_targets(build_dir: Path, *targets):
     """Builds `targets` of a configured build directory (all by default; LARGE_INDEX is not in all)."""
     target_options = ["--target", *targets] if targets else []
-    build = run(["cmake", "--build", build_dir, *target_options, "-j", str(os.cpu_count() or 2)])
+    build = run_build_step(["cmake", "--build", build_dir, *target_options, "-j", str(os.cpu_count() or 2)])
     assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
 
 

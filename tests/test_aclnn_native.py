@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from native_build import (ADAPTER, CMAKE_EXAMPLE, HAVE_TOOLCHAIN, NATIVE_TESTS, REPO, SANITIZER_ENV,
-                          assert_no_sanitizer_report, run)
+                          assert_no_sanitizer_report, run, run_build_step)
 
 EXAMPLE_DIR = REPO / "examples" / "aclnn"
 
@@ -50,8 +50,8 @@ def bce_with_logits_reference(x, y, w, p):
 
 def example_binaries(plain_native_build, tmp_path):
     """The example built by build.sh (g++ against the built library) and by the CMake target."""
-    script = run(["bash", EXAMPLE_DIR / "build.sh"],
-                 env=dict(os.environ, MS_BCEWL_LIB_DIR=str(plain_native_build), OUT=str(tmp_path / "example")))
+    script = run_build_step(["bash", EXAMPLE_DIR / "build.sh"],
+                            env=dict(os.environ, MS_BCEWL_LIB_DIR=str(plain_native_build), OUT=str(tmp_path / "example")))
     assert script.returncode == 0, script.stdout + script.stderr
     return [tmp_path / "example", plain_native_build / CMAKE_EXAMPLE]
 

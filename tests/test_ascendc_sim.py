@@ -12,6 +12,8 @@ import subprocess
 
 import pytest
 
+from native_build import HANG_GUARD_SECONDS
+
 ASCENDC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ascendc")
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
 SANITIZER_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
@@ -29,7 +31,7 @@ def build_and_run(build_dir, extra_cmake_args=(), env=None):
                            capture_output=True, text=True)
     assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
     run = subprocess.run([os.path.join(str(build_dir), "ascendc_sim_tests")], capture_output=True, text=True,
-                         env=env, timeout=600)
+                         env=env, timeout=HANG_GUARD_SECONDS)
     output = run.stdout + run.stderr
     lines = [line for line in run.stdout.splitlines() if line.strip()]
     assert lines, output[-4000:]

@@ -14,11 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from native_build import HANG_GUARD_SECONDS
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def run_example(script, *args, cwd, timeout=180):
+def run_example(script, *args, cwd, timeout=HANG_GUARD_SECONDS):
     """stdout of `python examples/<script> args...` run in cwd; fails the test with its output if it fails."""
     finished = subprocess.run([sys.executable, str(EXAMPLES / script), *args], cwd=cwd, capture_output=True,
                               text=True, timeout=timeout, check=False)
@@ -91,7 +93,7 @@ def test_recipe_config_reads_the_same_without_pyyaml():
 
 
 def test_distributed_data_parallel_matches_single_process(tmp_path):
-    out = run_example("distributed/check_data_parallel.py", "--workers", "2", "--steps", "5", "--timeout", "200",
-                      cwd=tmp_path, timeout=300)
+    out = run_example("distributed/check_data_parallel.py", "--workers", "2", "--steps", "5", "--timeout",
+                      str(HANG_GUARD_SECONDS // 2), cwd=tmp_path)
     assert re.search(r"^PASS: 2 data-parallel workers", out, re.MULTILINE), out
     assert number_after("per rank:", out) <= 1e-5
