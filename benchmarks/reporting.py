@@ -141,7 +141,7 @@ def markdown(results, machine, command):
               for peer in ("built-in", "AOT no-op", "pyboost no-op")]
     lines += _table(["mode/runtime", "custom AOT no-op", "pyboost no-op", "ops.add", "ms_bcewl none",
                      "built-in none", "ms_bcewl mean", "built-in mean", *ratios], _floor_rows(index, modes))
-    lines += ["## Targets (issue 3)", "", TARGETS_GUIDE, ""]
+    lines += ["## Performance targets", "", TARGETS_GUIDE, ""]
     lines += _table(["target", "mode/runtime", "workload", "measured", "needed", "met"], target_rows(index, modes))
     header = ["case", "N", "dtype", "reduction", "pass", "ms_bcewl", "built-in", "kernel alone", "torch", *ROOFS,
               "built-in ÷ ms_bcewl", "torch ÷ ms_bcewl", "roof ÷ ms_bcewl", "kernel alone ÷ ms_bcewl",

@@ -1,5 +1,5 @@
-"""The targets of issue 3, evaluated on one run's medians: each row says what was measured, what is needed, and
-whether it is met. Only workloads the run measured are judged; the rest are absent, not passed."""
+"""The performance targets (TARGETS_GUIDE), evaluated on one run's medians: each row says what was measured, what is
+needed, and whether it is met. Only workloads the run measured are judged; the rest are absent, not passed."""
 from results_model import ROOFS, median_in
 
 TARGET_SIZES = (10 ** 6, 10 ** 7)

@@ -7,7 +7,7 @@ Why the pipeline is composed here and not by one aclnn call per loss: MindSpore'
 executor that phase 1 returns to CANN itself (``aclSetAclOpExecutorRepeatable``, ``aclDestroyAclOpExecutor``,
 tensor address updates for its executor cache). Only aclnn functions that CANN generated return such
 executors, so the ``ops.Custom`` primitives are the op package's generated functions (the kernel of reduction
-none, with the ±inf limits, and the dx kernel, ascendc/README.md), and the seed's pipeline around them -- cast of
+none, with the ±inf limits, and the dx kernel, ascendc/README.md), and CANN's pipeline around them -- cast of
 every input to one promoted dtype, the kernel, mean / sum over all dims, a cast to the output dtype -- is made of
 MindSpore ops, which run as CANN's own aclnn ops on Ascend. aclnn_adapter/ascend provides the same pipeline as
 one two-phase C API for C++ callers.

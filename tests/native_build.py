@@ -1,6 +1,6 @@
 """Building aclnn_adapter/ with its native programs from pytest, and reading what they print.
 
-One CMake project holds every native program: the library, the native tests (tests/native), the seed document's
+One CMake project holds every native program: the library, the native tests (tests/native), CANN's documented
 example (examples/aclnn) and the reliability programs (tests/fuzz: the fuzzer and the >2^31-element check). The
 suite builds it twice per session (conftest.py's `plain_native_build` and `sanitized_native_build`), and
 test_aclnn_native.py, test_fuzz.py and test_leaks.py run their programs from those two builds.

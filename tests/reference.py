@@ -1,7 +1,7 @@
-"""Float64 NumPy reference of DESIGN.md §3 and the shared test harness.
+"""Float64 NumPy reference of docs/contract.md §2 Loss and gradients, §3 Reductions, and the shared test harness.
 
 The first half is NumPy in float64: the loss for each reduction and the four gradients (dx, dy, dw summed to w's
-shape, dp summed to p's shape), written straight from the formulas of DESIGN.md §3.  It is checked against the
+shape, dp summed to p's shape), straight from docs/contract.md §2 Loss and gradients.  It is checked against the
 published golden values and against PyTorch (float64) in the test suite, so that it can be trusted as the
 oracle for everything PyTorch does not cover (dw, dp, mixed dtypes, bf16).  `torch_oracle` runs PyTorch itself
 (float64) on a case, for the loss, dx and dy.
@@ -88,7 +88,7 @@ def upstream_scale(x_shape, reduction, g):
 
 
 def grads(x, y, w=None, p=None, reduction="mean", g=None):
-    """Analytic gradients of DESIGN.md §3 with upstream gradient g (shape of the loss; default 1).
+    """Gradients of docs/contract.md §2 Loss and gradients with upstream gradient g (the loss's shape; default 1).
 
     Returns dx, dy (x's shape), dw (w's shape or None), dp (p's shape or None).
     """
@@ -206,8 +206,9 @@ def assert_close(got, expected, name, kind, scale=1.0, msg=""):
 def rounding_scales(case, g=None):
     """`scale` arguments for check_loss and check_grads that allow 16 float32 roundings of the terms of each output.
 
-    The op evaluates DESIGN.md §3 in float32, so its absolute error is a few roundings of the largest term
-    (|(1 - y)·x|, |(1 + (p - 1)·y)·logsig(x)|, ...) whatever value the terms cancel to; 1e-6 = 16 float32 roundings.
+    The op evaluates docs/contract.md §2 Loss and gradients in float32, so its absolute error is a few roundings of
+    the largest term (|(1 - y)·x|, |(1 + (p - 1)·y)·logsig(x)|, ...) whatever value the terms cancel to; 1e-6 = 16
+    float32 roundings.
     Returns (loss scale, (dx, dy, dw, dp) scales), each 1 + that allowance in units of the output dtype's atol.
     """
     x, y = case.x, case.y

@@ -1,7 +1,7 @@
 """The aclnn adapter's native checks, driven from pytest.
 
 Runs the native test program (tests/native, its last line "N passed, M failed") from the session's plain build and
-its ASan + UBSan build (conftest.py), builds and runs the seed document's C++ example and checks its printed losses
+its ASan + UBSan build (conftest.py), builds and runs CANN's documented C++ example and checks its printed losses
 against a float64 NumPy reference, and checks the exported symbols against the headers.
 """
 import os

@@ -1,4 +1,4 @@
-"""Determinism and concurrency of the Python API (DESIGN.md §3, "Determinism"; docs/reliability.md §6).
+"""Python-API determinism and concurrency (docs/contract.md §11 Determinism, §12 Threads; docs/reliability.md §6).
 
 - Bitwise determinism: loss, dx, dy, dw and dp are bitwise the same on every run and for 1, 2 and 4 kernel
   threads, in both modes, on inputs large enough for the kernels to split the work over threads (they run serially

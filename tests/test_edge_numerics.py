@@ -1,6 +1,6 @@
-"""Numerics at the edges, through the Python API (DESIGN.md §3), in PyNative and GRAPH mode.
+"""Numerics at the edges, through the Python API (docs/contract.md), in PyNative and GRAPH mode.
 
-What the spec implies at the edges, and so what is tested here:
+What the contract implies at the edges, and so what is tested here:
 
 - Finite inputs give finite results wherever the exact result fits the output dtype: |x| <= 1e4 with pos_weight
   from 0 to 1e3 and targets outside [0, 1] (float32 outputs, float32 or half-precision inputs); float16 logits up to
@@ -34,7 +34,7 @@ SLOW_TESTS = os.environ.get("MS_BCEWL_SLOW_TESTS") == "1"
 DTYPE_MAX = {"float16": 65504.0, "bfloat16": float(R.round_to(3.3895313892515355e38, "bfloat16"))}
 # float64 logits whose terms are beyond every float dtype: the reference there gives each output's limit
 STAND_IN_FOR_INF = 1e300
-MEAN_RTOL = 1e-6  # DESIGN.md §3, for a mean over up to 1e8 elements
+MEAN_RTOL = 1e-6  # docs/contract.md §3 Reductions, for a mean over up to 1e8 elements
 
 
 def check_case(case, g, msg=""):
@@ -127,8 +127,8 @@ FLOAT32_INTERMEDIATE_OVERFLOWS = {
 @pytest.mark.parametrize("name", sorted(FLOAT32_INTERMEDIATE_OVERFLOWS))
 def test_outputs_that_fit_the_dtype_are_finite_even_when_float32_intermediates_are_not(pynative, name, dtype):
     """Above about 1.7e38 (float32 and bfloat16 inputs only) an exact result that fits its dtype is finite although
-    products of the textbook formula overflow float32 (a finding of issue 6: the kernel now uses the loss form
-    without them and lets a mean's 1/numel enter through g)."""
+    products of the textbook formula overflow float32 (the kernel uses the loss form without them and lets a
+    mean's 1/numel enter through g: docs/contract.md §2 Loss and gradients)."""
     *values, reduction, g = FLOAT32_INTERMEDIATE_OVERFLOWS[name]
     case = R.case_from(*values, reduction, (dtype,) * 4)
     with np.errstate(over="ignore"):

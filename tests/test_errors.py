@@ -1,4 +1,4 @@
-"""The error contract of DESIGN.md §4, in PyNative (direct calls) and GRAPH mode (compiled Cells and ms.jit).
+"""docs/contract.md §10 Errors, in PyNative (direct calls) and GRAPH mode (compiled Cells and ms.jit).
 
 Each error must be raised at the offending call with the right type and a message that names the argument and the
 shape or dtype; the next valid call must then return the right value.

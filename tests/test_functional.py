@@ -1,4 +1,4 @@
-"""Forward behaviour of ms_bcewl.binary_cross_entropy_with_logits (DESIGN.md §3).
+"""Forward behaviour of ms_bcewl.binary_cross_entropy_with_logits (docs/contract.md).
 
 Expected values come from the float64 reference (tests/reference.py), PyTorch in float64, MindSpore's built-in op
 and the published golden values; never from the op itself.
@@ -188,7 +188,7 @@ def test_out_of_range_targets_are_accepted(mode, reduction):
 @pytest.mark.parametrize("variant", ["plain", "both"])
 @pytest.mark.parametrize("reduction", R.REDUCTIONS)
 def test_infinite_logits_give_the_limits(mode, reduction, variant, dtype):
-    """x = +inf, y = 1 → 0 and x = -inf, y = 0 → 0 (DESIGN.md §3), for the loss, dx and dw.
+    """x = +inf, y = 1 → 0 and x = -inf, y = 0 → 0 (docs/contract.md §9 Infinities and NaN), for the loss, dx and dw.
 
     The float64 reference at x = ±1e3 equals these limits exactly, so it serves as the expected value."""
     w, p = {"plain": (None, None), "both": ([1.5, 0.5, 2.0], [2.0, 3.0, 0.5])}[variant]

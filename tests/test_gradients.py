@@ -1,4 +1,4 @@
-"""Gradients of ms_bcewl with respect to input, target, weight and pos_weight (DESIGN.md §3).
+"""Gradients of ms_bcewl with respect to input, target, weight and pos_weight (docs/contract.md §2 Loss and gradients).
 
 The tests feed a non-unit upstream gradient g (the gradient of Σ g · loss), except the published goldens that
 are defined for g = 1.  Expected values: the float64 analytic reference, checked here against central differences

@@ -1,6 +1,6 @@
 """Leak and memory-error checks under valgrind, on the session's plain (Release, non-sanitized) native build.
 
-Two programs run under `valgrind --leak-check=full`: the seed document's aclnn example (examples/aclnn) and a
+Two programs run under `valgrind --leak-check=full`: CANN's documented aclnn example (examples/aclnn) and a
 fixed-seed fuzz run (tests/fuzz). Each must exit 0 with valgrind reporting no error and no definitely, indirectly or
 possibly lost block (those kinds make valgrind exit with LEAK_EXIT_STATUS). The sanitized builds of test_fuzz.py and
 test_aclnn_native.py cover the same code with LeakSanitizer.

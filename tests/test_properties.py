@@ -1,4 +1,4 @@
-"""Hypothesis property tests of the Python API against the float64 reference (DESIGN.md §3 and §4).
+"""Hypothesis property tests of the Python API against the float64 reference (docs/contract.md).
 
 Each example is one call of ms_bcewl.binary_cross_entropy_with_logits drawn at random: a shape of rank 0 to 8
 (at most MAX_NUMEL elements), weight and pos_weight each absent or of a shape that broadcasts to the input without
@@ -7,7 +7,7 @@ bfloat16, a reduction, logits ~ N(0, s²) for a scale s from 1 to 1e4 (clipped t
 [0, 1] or [-0.5, 1.5], and a random upstream gradient. The loss and all four gradients must match the float64
 reference of tests/reference.py within the per-dtype tolerances, widened by R.rounding_scales for the float32
 cancellation between large terms. A float16 result beyond 65504 must be inf, as the reference rounded to float16
-is (DESIGN.md §3: computed in float32, cast once). Invalid weight / pos_weight shapes must raise ValueError
+is (docs/contract.md §5 Dtypes: computed in float32, cast once). Invalid weight / pos_weight shapes raise ValueError
 naming both shapes.
 
 Settings live in `property_settings`: derandomized (every run draws the same examples) and without an example

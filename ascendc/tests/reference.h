@@ -1,5 +1,5 @@
-// Float64 reference of the loss and its gradient (DESIGN.md section 3), decoders of the 16-bit float formats that
-// do not share code with the simulation, and the tolerance rule of the kernel tests.
+// Float64 reference of the loss and its gradient (docs/contract.md §2 Loss and gradients), decoders of the 16-bit
+// float formats that do not share code with the simulation, and the tolerance rule of the kernel tests.
 #ifndef MS_BCEWL_ASCENDC_TESTS_REFERENCE_H_
 #define MS_BCEWL_ASCENDC_TESTS_REFERENCE_H_
 

@@ -145,7 +145,7 @@ TEST_CASE(forward_limits_at_infinite_logits_and_nan) {
     float x, y, w, p;
     double expected;
   };
-  // DESIGN.md section 3: the limits where they exist, NaN where they do not, NaN propagating.
+  // docs/contract.md §9 Infinities and NaN: the limits where they exist, NaN where they do not, NaN propagating.
   const Special specials[] = {
       {inf, 1.0f, 1.0f, 1.0f, 0.0},        {-inf, 0.0f, 1.0f, 1.0f, 0.0},       {inf, 0.0f, 1.0f, 1.0f, INFINITY},
       {-inf, 1.0f, 1.0f, 1.0f, INFINITY},  {inf, 0.5f, 1.0f, 2.0f, INFINITY},   {-inf, 0.5f, 1.0f, 2.0f, INFINITY},

@@ -1,4 +1,4 @@
-// The C++ example of the aclnnBinaryCrossEntropyWithLogits documentation (seed document), unchanged in code:
+// The C++ example of CANN's aclnnBinaryCrossEntropyWithLogits documentation, unchanged in code:
 // it compiles against CANN, and against aclnn_adapter/include with libms_bcewl.so on any Linux machine.
 #include <iostream>
 #include <vector>

@@ -111,7 +111,7 @@ std::vector<Role> OutputRoles(Op op);
 // (loss); kLossAndAllGradients's gradients for a gradOutput of 1.
 Op SingleOutputOp(Op op, Role output);
 
-// The tensor whose dtype and shape an output has (DESIGN.md §3: each gradient has its argument's dtype).
+// The tensor whose dtype and shape an output has (docs/contract.md §5 Dtypes: each gradient has its argument's).
 Role OwnerOf(Op op, Role output);
 
 }  // namespace fuzz

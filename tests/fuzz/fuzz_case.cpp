@@ -114,7 +114,7 @@ double RandomValue(Random &random, Role role, bool non_finite) {
   }
 }
 
-// A phase-2 workspace of `bytes` (none when 0): heap memory, or aclrtMalloc memory as in the seed example.
+// A phase-2 workspace of `bytes` (none when 0): heap memory, or aclrtMalloc memory as in CANN's example.
 class Workspace {
  public:
   Workspace(uint64_t bytes, bool device) : device_(device && bytes > 0) {
@@ -393,7 +393,7 @@ class CaseRunner {
 
   // ---- phase 1 ----
 
-  // The status DESIGN.md §4 gives the call, checks in the seed document's order: null pointers (161001), then
+  // The status docs/contract.md §10 Errors gives the call, checks in CANN's order: null pointers (161001), then
   // dtypes, reduction, ranks and shapes (161002); each check goes through the arguments in the C signature's order.
   // The weight gradients of kGradAll and kLossAndAllGradients go with their inputs: one missing with its input is a
   // null output (161001), one given without its input fails the first 161002 check (the header leaves that check's

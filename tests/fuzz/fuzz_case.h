@@ -3,7 +3,7 @@
 // about one case in five each, also such a call of a fused operation, each drawn from a seed of its own:
 // aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward (two outputs), aclnnBinaryCrossEntropyWithLogitsAllBackward
 // (two to four) and aclnnBinaryCrossEntropyWithLogitsAndAllGradients (the loss and two to four gradients for a
-// gradOutput of 1). The case predicts every status from DESIGN.md §4 (independently of the adapter's code), checks
+// gradOutput of 1). The case predicts every status from docs/contract.md §10 Errors (not from the adapter), checks
 // each status and error message, checks that no buffer changes except the output views of a successful run, and
 // compares the results of valid calls with the float64 reference of tests/native; those of the fused operations
 // also bit for bit with separate calls: the two fused gradients' with the single gradients, the loss with every

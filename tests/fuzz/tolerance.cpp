@@ -25,7 +25,7 @@ double MaxMagnitude(const std::vector<double> &values) {
   return largest;
 }
 
-// The magnitudes of the terms of the formulas of DESIGN.md §3, with |logsig(+-x)| <= |x| + log 2.
+// The magnitudes of the terms of docs/contract.md §2 Loss and gradients, with |logsig(+-x)| <= |x| + log 2.
 double ElementErrorBound(Op op, const Magnitudes &m) {
   const double log_sigmoid = m.x + std::log(2.0);
   const double one_minus_y = 1.0 + m.y;

@@ -1,7 +1,7 @@
 // When a computed result counts as equal to the float64 reference. Each element's value is computed in float32
-// (DESIGN.md §3), so it may differ from the exact value by a few float32 roundings of the terms of its formula
-// (cancellation between terms makes that error absolute, not relative); a reduction adds up to one such error
-// per element it sums; then the result is rounded once to the output dtype.
+// (docs/contract.md §2 Loss and gradients), so it may differ from the exact value by a few float32 roundings of the
+// terms of its formula (cancellation between terms makes that error absolute, not relative); a reduction adds up to
+// one such error per element it sums; then the result is rounded once to the output dtype.
 #ifndef MS_BCEWL_TESTS_FUZZ_TOLERANCE_H_
 #define MS_BCEWL_TESTS_FUZZ_TOLERANCE_H_
 

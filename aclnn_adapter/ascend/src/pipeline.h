@@ -1,10 +1,10 @@
-// The seed's pipeline on the NPU, planned in phase 1 and enqueued in phase 2:
+// CANN's aclnnBinaryCrossEntropyWithLogits pipeline on the NPU, planned in phase 1 and enqueued in phase 2:
 //   each input (predict, target, [dout], weight, pos_weight) is used as it is when it already has the promoted
 //   dtype, is dense from its first element and has a broadcast the kernel's tiling follows; otherwise
 //   aclnnInplaceCopy stages it in the workspace (cast, contiguous, expanded to self's shape if need be);
-//   forward: the op package's kernel (reduction none, float32 loss, the limits of DESIGN.md §3 at infinite
-//   logits), then aclnnMean / aclnnReduceSum over all dims in float32 for mean / sum, then aclnnInplaceCopy into
-//   out (the cast to out's dtype, any strides);
+//   forward: the op package's kernel (reduction none, float32 loss, at infinite logits the limits of
+//   docs/contract.md §9 Infinities and NaN), then aclnnMean / aclnnReduceSum over all dims in float32 for mean /
+//   sum, then aclnnInplaceCopy into out (the cast to out's dtype, any strides);
 //   gradient of self: the op package's grad kernel (reduction as the aclnn int, 1/numel applied inside), then
 //   aclnnInplaceCopy into out.
 // An empty self launches no kernel: mean fills out with NaN, sum with 0 (aclnnInplaceFillScalar).

@@ -1,4 +1,4 @@
-// The phase-1 checks of the seed document for the Ascend backend, run by the host adapter's own
+// The phase-1 checks (docs/contract.md §10 Errors) for the Ascend backend, run by the host adapter's own
 // src/api/argument_checks.cpp (shared source, not a copy). This header is the seam between the two worlds:
 // the Ascend sources see CANN's headers and shared_checks.cpp the host ones, so it holds no acl type beyond
 // what api/operation.h declares in both (opaque handles).

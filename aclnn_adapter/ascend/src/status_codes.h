@@ -1,5 +1,5 @@
 // The aclnn status values this library returns. CANN defines them in opdev/op_errno.h, which its public aclnn
-// headers do not include; the values are those of the seed document (the host headers define the same ones).
+// headers do not include; the values are CANN's (docs/contract.md §10 Errors; the host headers define the same).
 #ifndef MS_BCEWL_ASCEND_STATUS_CODES_H_
 #define MS_BCEWL_ASCEND_STATUS_CODES_H_
 

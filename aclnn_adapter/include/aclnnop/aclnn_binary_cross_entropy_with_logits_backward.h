@@ -1,5 +1,5 @@
-// Gradient with respect to self (the logits): the CANN signature. out has self's shape and, per DESIGN.md §3 (each
-// gradient has the dtype of its argument), self's dtype; CANN requires target's, the same when they agree.
+// Gradient with respect to self (the logits): the CANN signature. out has self's shape and self's dtype
+// (docs/contract.md §5 Dtypes: each gradient has its argument's); CANN requires target's, the same when they agree.
 #ifndef MS_BCEWL_ACLNNOP_ACLNN_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD_H_
 #define MS_BCEWL_ACLNNOP_ACLNN_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD_H_
 

@@ -1,4 +1,4 @@
-// The phase-1 checks, in the order of the seed document: CheckNotNull (161001), CheckDtypeValid,
+// The phase-1 checks, in CANN's order (docs/contract.md §10 Errors): CheckNotNull (161001), CheckDtypeValid,
 // CheckReduction, CheckShape (161002). The first failure is recorded with a sentence naming the argument.
 #ifndef MS_BCEWL_API_ARGUMENT_CHECKS_H_
 #define MS_BCEWL_API_ARGUMENT_CHECKS_H_

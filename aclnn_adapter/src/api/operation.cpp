@@ -126,8 +126,8 @@ std::vector<std::pair<const aclTensor *, float>> OutputsOfFixedShape(const OpArg
   return outputs;
 }
 
-// The results for an empty self (seed document): none -> nothing to write; mean -> NaN; sum -> 0; the gradients
-// of weight and pos_weight -> zeros of their shape; the other gradients are empty like self.
+// An empty self's results (docs/contract.md §8 Empty tensors): none -> nothing to write; mean -> NaN; sum -> 0;
+// the gradients of weight and pos_weight -> zeros of their shape; the other gradients are empty like self.
 Work EmptyInputWork(const OpArguments &arguments) {
   FillWork fill{};
   for (const auto &[out, value] : OutputsOfFixedShape(arguments)) {

@@ -64,7 +64,7 @@ struct OpTraits {
 
 const OpTraits &TraitsOf(OpKind kind);
 
-// Phase 1: checks every argument in the seed document's order, then plans the work into a new executor.
+// Phase 1: checks every argument in CANN's order (docs/contract.md §10 Errors), then plans the work into an executor.
 aclnnStatus PlanOperation(const OpArguments &arguments);
 
 // Phase 2: consumes a live executor planned for kind, whatever the outcome, and runs it.

@@ -1,7 +1,7 @@
 // The Ascend backend of the ms_bcewl aclnn adapter (libms_bcewl_ascend.so): BCEWithLogits and its gradient with
 // respect to self on an NPU, with the two-phase aclnn contract and the semantics of
-// aclnnBinaryCrossEntropyWithLogits[Backward] (DESIGN.md §3), under names of its own so that nothing collides
-// with CANN's. Written against the public CANN API and never compiled or run: see ascendc/README.md.
+// aclnnBinaryCrossEntropyWithLogits[Backward] (docs/contract.md §2 Loss and gradients), under names of its own so
+// that nothing collides with CANN's. Written against the public CANN API and never compiled or run (ascendc/README.md).
 //
 // The executor it returns is its own, not CANN's: pass it only to the matching phase-2 function below or to
 // aclnnMsBcewlDestroyExecutor, never to aclDestroyAclOpExecutor / aclSetAclOpExecutorRepeatable.
