@@ -4,10 +4,9 @@ The library is declared as an Extension so that both `pip install .` and `pip in
 file name is fixed to ms_bcewl/lib/libms_bcewl.so because MindSpore loads it by path, not as a Python module.
 
 With MS_BCEWL_BUILD_ASCEND=1 and a CANN toolkit (ASCEND_HOME_PATH or ASCEND_TOOLKIT_HOME), it also builds the
-Ascend parts with ascendc/CMakeLists.txt: the custom op package and the adapter's Ascend backend, and ships
-ms_bcewl/lib/libms_bcewl_ascend.so and the op package's installer ms_bcewl/lib/ms_bcewl_op_package.run next to
-it (ascendc/README.md; never run: no CANN toolkit was available where this was written). The host build never
-needs CANN.
+custom op package with ascendc/CMakeLists.txt and ships its installer as ms_bcewl/lib/ms_bcewl_op_package.run
+(ascendc/README.md; never run: no CANN toolkit was available where this was written). The host build never needs
+CANN.
 """
 import os
 import shutil
@@ -21,13 +20,12 @@ from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
 LIBRARY_NAME = "libms_bcewl.so"
-ASCEND_LIBRARY_NAME = "libms_bcewl_ascend.so"
 ASCEND_OPT_IN = "MS_BCEWL_BUILD_ASCEND"
 TOOLKIT_VARIABLES = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")
 # A toolkit root holds the compiler and the libraries (and set_env.sh exports its path as ASCEND_HOME_PATH).
 TOOLKIT_MARKERS = ("compiler", "lib64")
 OP_PACKAGE_HEADER = "op_api/include/aclnn_ms_bcewl_sigmoid_cross_entropy_with_logits.h"
-OP_PACKAGE_INSTALLER = "ms_bcewl_op_package.run"
+OP_PACKAGE_STEM = "ms_bcewl_op_package"
 PYBOOST_SOURCE = ROOT / "aclnn_adapter" / "src" / "pyboost" / "pyboost_entries.cpp"
 PYBOOST_HEADER_FOLDERS = ("acl", "aclnn", "aclnnop", "ms_bcewl")
 
@@ -53,7 +51,7 @@ def ascend_build_toolkit(environ):
 
 
 def find_built_op_package(build_dir):
-    """(vendor directory, installer) of the op package that ascendc's ms_bcewl_op_package target built.
+    """The installer of the op package that ascendc's ms_bcewl_op_package target built.
 
     The paths are those of CANN's op-project template as documented (ascendc/README.md), not verified.
     """
@@ -62,7 +60,7 @@ def find_built_op_package(build_dir):
     if not headers or not installers:
         raise RuntimeError(f"ms_bcewl: the op package build left no vendors/ms_bcewl/{OP_PACKAGE_HEADER} or "
                            f"build_out/custom_opp_*.run under {build_dir}/op_package")
-    return headers[0].parents[2], installers[0]
+    return installers[0]
 
 
 def _cmake_executable():
@@ -106,8 +104,8 @@ class NativeLibrary(Extension):
         ship_pyboost_sources(destination.parent)
 
 
-class AscendLibrary(NativeLibrary):
-    """libms_bcewl_ascend.so and the op package's installer (ascendc/CMakeLists.txt with a CANN toolkit)."""
+class OpPackage(NativeLibrary):
+    """The CANN op package's installer (ascendc/CMakeLists.txt with a CANN toolkit)."""
 
     def __init__(self, name, source_dir, toolkit):
         super().__init__(name, source_dir)
@@ -115,34 +113,28 @@ class AscendLibrary(NativeLibrary):
 
     def build_into(self, destination, cmake):
         with tempfile.TemporaryDirectory(prefix="ms_bcewl_ascend_build_") as build_dir:
-            configure = [cmake, "-S", str(self.source_dir), "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
-                         "-DMS_BCEWL_ASCENDC_SIM_TESTS=OFF", f"-DASCEND_HOME_PATH={self.toolkit}",
-                         f"-DPython3_EXECUTABLE={sys.executable}"]
-            subprocess.run(configure, check=True)
-            subprocess.run([cmake, "--build", build_dir, "--target", "ms_bcewl_op_package"], check=True)
-            vendor_dir, installer = find_built_op_package(build_dir)
-            # aclnn_adapter/ascend is configured only once the op package's header exists.
-            subprocess.run(configure + [f"-DMS_BCEWL_OPP_VENDOR_PATH={vendor_dir}"], check=True)
-            subprocess.run([cmake, "--build", build_dir, "--target", "ms_bcewl_ascend", "-j", _build_jobs()],
-                           check=True)
-            shutil.copy2(next(Path(build_dir).rglob(ASCEND_LIBRARY_NAME)), destination)
-            shutil.copy2(installer, destination.parent / OP_PACKAGE_INSTALLER)
+            subprocess.run([cmake, "-S", str(self.source_dir), "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
+                            "-DMS_BCEWL_ASCENDC_SIM_TESTS=OFF", f"-DASCEND_HOME_PATH={self.toolkit}",
+                            f"-DPython3_EXECUTABLE={sys.executable}"], check=True)
+            subprocess.run([cmake, "--build", build_dir, "--target", OP_PACKAGE_STEM], check=True)
+            shutil.copy2(find_built_op_package(build_dir), destination)
 
 
 def native_libraries(environ):
-    """The Extensions to build: the host library, and the Ascend one where ascend_build_toolkit chooses it."""
+    """The Extensions to build: the host library, and the op package where ascend_build_toolkit chooses it."""
     libraries = [NativeLibrary("ms_bcewl.lib.libms_bcewl", ROOT / "aclnn_adapter")]
     toolkit, reason = ascend_build_toolkit(environ)
     if ASCEND_OPT_IN in environ:
         print(f"ms_bcewl: Ascend parts {'built' if toolkit else 'not built'}: {reason}", file=sys.stderr)
     if toolkit is not None:
-        libraries.append(AscendLibrary("ms_bcewl.lib.libms_bcewl_ascend", ROOT / "ascendc", toolkit))
+        libraries.append(OpPackage(f"ms_bcewl.lib.{OP_PACKAGE_STEM}", ROOT / "ascendc", toolkit))
     return libraries
 
 
 class BuildNativeLibrary(build_ext):
     def get_ext_filename(self, fullname):
-        return os.path.join(*fullname.split(".")) + ".so"
+        suffix = ".run" if fullname.endswith(OP_PACKAGE_STEM) else ".so"
+        return os.path.join(*fullname.split(".")) + suffix
 
     def build_extension(self, ext):
         destination = Path(self.get_ext_fullpath(ext.name)).resolve()

@@ -9,8 +9,7 @@ tensor address updates for its executor cache). Only aclnn functions that CANN g
 executors, so the ``ops.Custom`` primitives are the op package's generated functions (the kernel of reduction
 none, with the ±inf limits, and the dx kernel, ascendc/README.md), and CANN's pipeline around them -- cast of
 every input to one promoted dtype, the kernel, mean / sum over all dims, a cast to the output dtype -- is made of
-MindSpore ops, which run as CANN's own aclnn ops on Ascend. aclnn_adapter/ascend provides the same pipeline as
-one two-phase C API for C++ callers.
+MindSpore ops, which run as CANN's own aclnn ops on Ascend.
 
 Each loss is a Cell with its own bprop: dx comes from the grad kernel, which takes the aclnn reduction code as
 an int attribute (0 none, 1 mean, 2 sum; MindSpore's own enum is never used) and a 0-d dout for mean and sum,

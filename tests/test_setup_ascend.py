@@ -66,10 +66,10 @@ def test_native_libraries_and_their_file_names(setup_module, tmp_path):
 
     toolkit = _toolkit(tmp_path, "cann")
     both = setup_module.native_libraries({"MS_BCEWL_BUILD_ASCEND": "1", "ASCEND_HOME_PATH": str(toolkit)})
-    assert [type(ext) for ext in both] == [setup_module.NativeLibrary, setup_module.AscendLibrary]
+    assert [type(ext) for ext in both] == [setup_module.NativeLibrary, setup_module.OpPackage]
     assert both[1].toolkit == toolkit
     assert both[1].source_dir == setup_module.ROOT / "ascendc"
-    assert command.get_ext_filename(both[1].name) == os.path.join("ms_bcewl", "lib", "libms_bcewl_ascend.so")
+    assert command.get_ext_filename(both[1].name) == os.path.join("ms_bcewl", "lib", "ms_bcewl_op_package.run")
 
 
 def test_find_built_op_package(setup_module, tmp_path):
@@ -82,4 +82,4 @@ def test_find_built_op_package(setup_module, tmp_path):
     header.write_text("")
     installer = tmp_path / "op_package/CustomProject/build_out/custom_opp_ubuntu_aarch64.run"
     installer.write_text("")
-    assert setup_module.find_built_op_package(tmp_path) == (vendor, installer)
+    assert setup_module.find_built_op_package(tmp_path) == installer
