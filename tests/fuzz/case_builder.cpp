@@ -69,8 +69,6 @@ bool IsRequired(Op op, Role role) {
 
 std::vector<Role> OutputRoles(Op op) {
   switch (op) {
-    case Op::kGradSelfAndTarget:
-      return {kOut, kGradTargetOut};
     case Op::kGradAll:
       return {kOut, kGradTargetOut, kGradWeightOut, kGradPosWeightOut};
     case Op::kLossAndAllGradients:
@@ -124,8 +122,7 @@ Role OwnerOf(Op op, Role output) {
 namespace {
 
 // The builder keeps the draws of the five single-output operations' cases as they were before the fused gradients,
-// those of kGradSelfAndTarget's as they were before kGradAll, and kGradAll's as they were before
-// kLossAndAllGradients: what only the fused operations have (kGradTargetOut; the weight gradients of kGradAll and
+// and kGradAll's as they were before kLossAndAllGradients: what only the fused operations have (kGradTargetOut; the weight gradients of kGradAll and
 // kLossAndAllGradients, their tall shapes and the weight gradients missing or given on purpose; the loss of
 // kLossAndAllGradients) draws nothing for the others.
 class CaseBuilder {

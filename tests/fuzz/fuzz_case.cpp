@@ -37,7 +37,6 @@ enum Stream : uint64_t {
   kValues = 1,
   kPhaseTwo = 2,
   kMemcpy = 3,
-  kGradSelfAndTargetCase = 4,
   kOtherOp = 5,
   kGradAllCase = 6,
   kLossAndAllGradientsCase = 7
@@ -47,9 +46,7 @@ enum Stream : uint64_t {
 constexpr struct {
   Op op;
   Stream stream;
-} kCompanions[] = {{Op::kGradSelfAndTarget, kGradSelfAndTargetCase},
-                   {Op::kGradAll, kGradAllCase},
-                   {Op::kLossAndAllGradients, kLossAndAllGradientsCase}};
+} kCompanions[] = {{Op::kGradAll, kGradAllCase}, {Op::kLossAndAllGradients, kLossAndAllGradientsCase}};
 
 uint64_t SplitMix(uint64_t value) {
   value += 0x9E3779B97F4A7C15ull;
@@ -549,8 +546,7 @@ class CaseRunner {
 
   // An operation other than the case's, whose phase 2 gets the case's executor: a single-output operation, drawn on
   // the phase-2 stream as before the fused operations, or instead a fused operation, each in turn drawn on a stream
-  // of its own (so a case hands its executor to kGradSelfAndTarget and kGradAll where it did before the operations
-  // after them).
+  // of its own (so a case hands its executor to kGradAll where it did before kLossAndAllGradients).
   Op OtherOp(Random &phase_two) const {
     Op single;
     if (IsFused(case_.op)) {

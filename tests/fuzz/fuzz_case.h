@@ -1,13 +1,13 @@
 // One fuzz case: a random call of one of the five single-output two-phase operations, with random tensor
 // descriptors, some of them broken on purpose, and a random way of using phase 2 (drawn by case_builder.h); in
 // about one case in five each, also such a call of a fused operation, each drawn from a seed of its own:
-// aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward (two outputs), aclnnBinaryCrossEntropyWithLogitsAllBackward
-// (two to four) and aclnnBinaryCrossEntropyWithLogitsAndAllGradients (the loss and two to four gradients for a
+// aclnnBinaryCrossEntropyWithLogitsAllBackward (two to four outputs) and
+// aclnnBinaryCrossEntropyWithLogitsAndAllGradients (the loss and two to four gradients for a
 // gradOutput of 1). The case predicts every status from docs/contract.md §10 Errors (not from the adapter), checks
 // each status and error message, checks that no buffer changes except the output views of a successful run, and
 // compares the results of valid calls with the float64 reference of tests/native; those of the fused operations
-// also bit for bit with separate calls: the two fused gradients' with the single gradients, the loss with every
-// gradient's with the forward and AllBackward with a gradOutput of 1.
+// also bit for bit with separate calls: AllBackward's with the single gradients, the loss with every gradient's with
+// the forward and AllBackward with a gradOutput of 1.
 #ifndef MS_BCEWL_TESTS_FUZZ_FUZZ_CASE_H_
 #define MS_BCEWL_TESTS_FUZZ_FUZZ_CASE_H_
 

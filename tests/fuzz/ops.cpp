@@ -4,7 +4,6 @@
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_all_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_and_all_gradients.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h"
-#include "aclnnop/aclnn_binary_cross_entropy_with_logits_self_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_weight_backward.h"
 
@@ -17,15 +16,6 @@ aclnnStatus PlanForward(const aclTensor * /*grad_output*/, const aclTensor *self
                         aclTensor * /*loss*/, uint64_t *workspace_size, aclOpExecutor **executor) {
   return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(self, target, weight, pos_weight, reduction, out,
                                                            workspace_size, executor);
-}
-
-aclnnStatus PlanSelfAndTarget(const aclTensor *grad_output, const aclTensor *self, const aclTensor *target,
-                              const aclTensor *weight, const aclTensor *pos_weight, int64_t reduction,
-                              aclTensor *out, aclTensor *grad_target, aclTensor * /*grad_weight*/,
-                              aclTensor * /*grad_pos_weight*/, aclTensor * /*loss*/, uint64_t *workspace_size,
-                              aclOpExecutor **executor) {
-  return aclnnBinaryCrossEntropyWithLogitsSelfTargetBackwardGetWorkspaceSize(
-      grad_output, self, target, weight, pos_weight, reduction, out, grad_target, workspace_size, executor);
 }
 
 aclnnStatus PlanAll(const aclTensor *grad_output, const aclTensor *self, const aclTensor *target,
@@ -68,9 +58,6 @@ const OpApi kApis[kOpCount] = {
                           aclnnBinaryCrossEntropyWithLogitsWeightBackward, "gradWeight"),
     MS_BCEWL_GRADIENT_API("dp", aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorkspaceSize,
                           aclnnBinaryCrossEntropyWithLogitsPosWeightBackward, "gradPosWeight"),
-    {"dx+dy", "aclnnBinaryCrossEntropyWithLogitsSelfTargetBackwardGetWorkspaceSize",
-     "aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward", PlanSelfAndTarget,
-     aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward, {"gradSelf", "gradTarget"}},
     {"dx+dy+dw+dp", "aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize",
      "aclnnBinaryCrossEntropyWithLogitsAllBackward", PlanAll, aclnnBinaryCrossEntropyWithLogitsAllBackward,
      {"gradSelf", "gradTarget", "gradWeightOptional", "gradPosWeightOptional"}},

@@ -1,8 +1,8 @@
-// The eight two-phase operations of the aclnn API under one phase-1 signature (the forward and the loss with every
-// gradient take no gradOutput; only the fused gradients take gradTarget, only the two that give the gradients of
-// every input take the gradients of weight and pos_weight, and only the loss with every gradient takes `loss`, its
-// first output: its gradSelf is `out`, as for the other fused gradients), with the exported names that their error
-// messages start with and the names their messages give the outputs.
+// The seven two-phase operations of the aclnn API under one phase-1 signature (the forward and the loss with every
+// gradient take no gradOutput; only the two fused operations, which give the gradients of every input, take
+// gradTarget and the gradients of weight and pos_weight, and only the loss with every gradient takes `loss`, its
+// first output: its gradSelf is `out`, as for AllBackward), with the exported names that their error messages start
+// with and the names their messages give the outputs.
 #ifndef MS_BCEWL_TESTS_FUZZ_OPS_H_
 #define MS_BCEWL_TESTS_FUZZ_OPS_H_
 
@@ -10,21 +10,20 @@
 
 namespace fuzz {
 
-// The single-output operations first; then the fused operations: the gradients of self and target, those of every
-// input, and the loss with the gradients of every input for a gradOutput of 1.
+// The single-output operations first; then the fused operations: the gradients of every input, and the loss with
+// the gradients of every input for a gradOutput of 1.
 enum class Op {
   kForward,
   kGradSelf,
   kGradTarget,
   kGradWeight,
   kGradPosWeight,
-  kGradSelfAndTarget,
   kGradAll,
   kLossAndAllGradients
 };
-constexpr int kOpCount = 8;
-constexpr int kSingleOutputOpCount = 5;  // the operations before kGradSelfAndTarget
-constexpr Op kFusedOps[] = {Op::kGradSelfAndTarget, Op::kGradAll, Op::kLossAndAllGradients};
+constexpr int kOpCount = 7;
+constexpr int kSingleOutputOpCount = 5;  // the operations before kGradAll
+constexpr Op kFusedOps[] = {Op::kGradAll, Op::kLossAndAllGradients};
 constexpr int kMaxOutputs = 5;
 
 inline bool IsFused(Op op) { return static_cast<int>(op) >= kSingleOutputOpCount; }
@@ -41,7 +40,7 @@ using RunFunction = aclnnStatus (*)(void *workspace, uint64_t workspace_size, ac
                                     aclrtStream stream);
 
 struct OpApi {
-  const char *name;  // forward, dx, dy, dw, dp, dx+dy, dx+dy+dw+dp, loss+dx+dy+dw+dp
+  const char *name;  // forward, dx, dy, dw, dp, dx+dy+dw+dp, loss+dx+dy+dw+dp
   const char *plan_name;
   const char *run_name;
   PlanFunction plan;

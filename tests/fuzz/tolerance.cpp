@@ -48,10 +48,8 @@ double ElementErrorBound(Op op, const Magnitudes &m) {
     case Op::kGradPosWeight:
       terms = m.w * m.y * log_sigmoid * m.g;
       break;
-    case Op::kGradSelfAndTarget:  // each output has its own bound; this is the largest
-      return std::fmax(ElementErrorBound(Op::kGradSelf, m), ElementErrorBound(Op::kGradTarget, m));
-    case Op::kGradAll:
-      return std::fmax(ElementErrorBound(Op::kGradSelfAndTarget, m),
+    case Op::kGradAll:  // each output has its own bound; this is the largest
+      return std::fmax(std::fmax(ElementErrorBound(Op::kGradSelf, m), ElementErrorBound(Op::kGradTarget, m)),
                        std::fmax(ElementErrorBound(Op::kGradWeight, m), ElementErrorBound(Op::kGradPosWeight, m)));
     case Op::kLossAndAllGradients:
       return std::fmax(ElementErrorBound(Op::kForward, m), ElementErrorBound(Op::kGradAll, m));

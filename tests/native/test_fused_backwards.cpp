@@ -1,14 +1,12 @@
-// The fused backwards, bit for bit the single gradients on every ISA, thread count, dtype, layout, broadcast pattern
-// and reduction, with nothing written outside the output views, and with their own argument errors:
-//   aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward  gradSelf and gradTarget
-//   aclnnBinaryCrossEntropyWithLogitsAllBackward         those and the gradients of weight and pos_weight
+// aclnnBinaryCrossEntropyWithLogitsAllBackward (gradSelf, gradTarget and the gradients of weight and pos_weight in
+// one call), bit for bit the single gradients on every ISA, thread count, dtype, layout, broadcast pattern and
+// reduction, with nothing written outside the output views, and with its own argument errors.
 #include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_all_backward.h"
-#include "aclnnop/aclnn_binary_cross_entropy_with_logits_self_target_backward.h"
 #include "one_call_checks.h"
 #include "op_runner.h"
 #include "test_harness.h"
@@ -19,18 +17,6 @@ using test::HostTensor;
 using test::Op;
 using test::Scenario;
 using test::Shape;
-
-aclnnStatus RunSelfTarget(const test::OpTensors &t, aclTensor *grad_target, int64_t reduction) {
-  return test::RunTwoPhases(
-      [&](uint64_t *workspace_size, aclOpExecutor **executor) {
-        return aclnnBinaryCrossEntropyWithLogitsSelfTargetBackwardGetWorkspaceSize(
-            t.grad, t.self, t.target, t.weight, t.pos_weight, reduction, t.out, grad_target, workspace_size,
-            executor);
-      },
-      [](void *workspace, uint64_t workspace_size, aclOpExecutor *executor) {
-        return aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward(workspace, workspace_size, executor, nullptr);
-      });
-}
 
 // The outputs of aclnnBinaryCrossEntropyWithLogitsAllBackward after gradSelf (t.out).
 struct MoreGradients {
@@ -51,75 +37,54 @@ aclnnStatus RunAll(const test::OpTensors &t, const MoreGradients &more, int64_t 
       });
 }
 
-// AllBackward gives every gradient the scenario has, SelfTargetBackward dx and dy.
-std::vector<Op> GradientsOf(const Scenario &scenario, bool all) {
+// Every gradient the scenario has.
+std::vector<Op> GradientsOf(const Scenario &scenario) {
   std::vector<Op> ops = {Op::kGradSelf, Op::kGradTarget};
-  if (all && scenario.w_shape) {
+  if (scenario.w_shape) {
     ops.push_back(Op::kGradWeight);
   }
-  if (all && scenario.p_shape) {
+  if (scenario.p_shape) {
     ops.push_back(Op::kGradPosWeight);
   }
   return ops;
 }
 
-// The fused call's outputs against the single gradients' on every ISA the machine has, with 1, 2 and 4 threads.
-// all: AllBackward, else SelfTargetBackward.
-void ExpectFusedEqualsSeparate(const std::vector<Scenario> &scenarios, bool all) {
-  const auto fused = [all](const Scenario &scenario, const test::ScenarioInputs &inputs, const std::vector<Op> &ops,
-                           const std::vector<std::unique_ptr<HostTensor>> &outputs) {
+// AllBackward's outputs against the single gradients' on every ISA the machine has, with 1, 2 and 4 threads.
+void ExpectAllBackwardEqualsSeparate(const std::vector<Scenario> &scenarios) {
+  const auto fused = [](const Scenario &scenario, const test::ScenarioInputs &inputs, const std::vector<Op> &ops,
+                        const std::vector<std::unique_ptr<HostTensor>> &outputs) {
     const auto output = [&](Op op) {
       const auto found = std::find(ops.begin(), ops.end(), op);
       return found == ops.end() ? nullptr : outputs[found - ops.begin()]->get();
     };
-    const test::OpTensors tensors = inputs.Tensors(outputs[0]->get());
-    return all ? RunAll(tensors, {outputs[1]->get(), output(Op::kGradWeight), output(Op::kGradPosWeight)},
-                        scenario.reduction)
-               : RunSelfTarget(tensors, outputs[1]->get(), scenario.reduction);
+    return RunAll(inputs.Tensors(outputs[0]->get()),
+                  {outputs[1]->get(), output(Op::kGradWeight), output(Op::kGradPosWeight)}, scenario.reduction);
   };
-  test::ExpectOneCallEqualsSingleOperations(
-      scenarios, [all](const Scenario &scenario) { return GradientsOf(scenario, all); },
-      [](test::ScenarioInputs *) {}, fused, all ? "all" : "self+target");
+  test::ExpectOneCallEqualsSingleOperations(scenarios, GradientsOf, [](test::ScenarioInputs *) {}, fused, "all");
 }
 
 const test::Dtypes kMixed = {ACL_FLOAT16, ACL_BF16, ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 const test::Dtypes kHalf = {ACL_FLOAT16, ACL_FLOAT16, ACL_FLOAT16, ACL_FLOAT16, ACL_FLOAT16};
 const test::Dtypes kBFloat16 = {ACL_BF16, ACL_BF16, ACL_BF16, ACL_BF16, ACL_BF16};
 
-// Small scenarios of both fused backwards, one reduction: a 0-d self, and weights that do and do not sum per class.
-void AddSmallScenarios(int64_t reduction, std::vector<Scenario> *scenarios) {
-  scenarios->push_back({Shape{}, std::nullopt, std::nullopt, std::nullopt, reduction, {}, test::Layout::kContiguous});
-  scenarios->push_back({Shape{37, 29}, Shape{29}, Shape{37, 1}, std::nullopt, reduction, kMixed,
-                        test::Layout::kPadded});
-  scenarios->push_back({Shape{5, 7, 3}, Shape{7, 1}, std::nullopt, std::nullopt, reduction, kBFloat16,
-                        test::Layout::kColumnMajor});
-}
-
-std::vector<Scenario> Scenarios() {
+// Per-class weights sum in the pass of dx and dy when they have a row block (8192 rows) per task: (16400, 7) has
+// 3 blocks for up to 3 tasks, (8200, 9) 2 for 2, (37, 29) one; or when the tasks can share a block by its lanes, each
+// taking runs of 16 / groups rows of at least 512 elements: (132, 1000) in 2 or 4 lane groups, (2, 50, 700) and
+// (66, 1000) in 2. The other patterns get a pass of their own within the call, the code of the single gradients.
+std::vector<Scenario> AllBackwardScenarios() {
   std::vector<Scenario> scenarios;
   for (int64_t reduction : {0, 1, 2}) {
-    AddSmallScenarios(reduction, &scenarios);
+    // a 0-d self; weights that do and do not sum per class; long rows; a scalar pos_weight
+    scenarios.push_back({Shape{}, std::nullopt, std::nullopt, std::nullopt, reduction, {},
+                         test::Layout::kContiguous});
+    scenarios.push_back({Shape{37, 29}, Shape{29}, Shape{37, 1}, std::nullopt, reduction, kMixed,
+                         test::Layout::kPadded});
+    scenarios.push_back({Shape{5, 7, 3}, Shape{7, 1}, std::nullopt, std::nullopt, reduction, kBFloat16,
+                         test::Layout::kColumnMajor});
     scenarios.push_back({Shape{3, 50021}, Shape{3, 1}, Shape{50021}, std::nullopt, reduction, kHalf,
                          test::Layout::kContiguous});
     scenarios.push_back({Shape{140001}, Shape{140001}, Shape{1}, std::nullopt, reduction, {},
                          test::Layout::kContiguous});
-  }
-  return scenarios;
-}
-
-TEST_CASE(self_target_backward_equals_the_two_single_gradients_bitwise) {
-  ExpectFusedEqualsSeparate(Scenarios(), false);
-}
-
-// Per-class weights sum in the pass of dx and dy when they have a row block (8192 rows) per task: (16400, 7) has
-// 3 blocks for up to 3 tasks, (8200, 9) 2 for 2, (37, 29) one; or when the tasks can share a block by its lanes, each
-// taking runs of 16 / groups rows of at least 512 elements: (132, 1000) in 2 or 4 lane groups, (2, 50, 700) and
-// (66, 1000) in 2. The other patterns get a pass of their own within the call, the code of the single gradients
-// (Scenarios() has more of them, with dx and dy only).
-std::vector<Scenario> AllBackwardScenarios() {
-  std::vector<Scenario> scenarios;
-  for (int64_t reduction : {0, 1, 2}) {
-    AddSmallScenarios(reduction, &scenarios);
     scenarios.push_back({Shape{16400, 7}, Shape{7}, Shape{1, 7}, std::nullopt, reduction, {},
                          test::Layout::kContiguous});
     scenarios.push_back({Shape{8200, 9}, std::nullopt, Shape{9}, std::nullopt, reduction, kHalf,
@@ -156,17 +121,16 @@ std::vector<Scenario> AllBackwardScenarios() {
 }
 
 TEST_CASE(all_backward_equals_the_single_gradients_bitwise) {
-  ExpectFusedEqualsSeparate(AllBackwardScenarios(), true);
+  ExpectAllBackwardEqualsSeparate(AllBackwardScenarios());
 }
 
-TEST_CASE(fused_backwards_of_an_empty_self_write_only_the_weight_gradients_zeros) {
+TEST_CASE(all_backward_of_an_empty_self_writes_only_the_weight_gradients_zeros) {
   const Scenario scenario{Shape{0, 3}, Shape{3}, Shape{1}, std::nullopt, 1, {}, test::Layout::kContiguous};
   const test::ScenarioInputs inputs(scenario);
   auto dx = test::MakeOutput(Op::kGradSelf, scenario);
   auto dy = test::MakeOutput(Op::kGradTarget, scenario);
   auto dw = test::MakeOutput(Op::kGradWeight, scenario);
   auto dp = test::MakeOutput(Op::kGradPosWeight, scenario);
-  EXPECT_EQ(RunSelfTarget(inputs.Tensors(dx->get()), dy->get(), 1), ACLNN_SUCCESS);
   EXPECT_EQ(RunAll(inputs.Tensors(dx->get()), {dy->get(), dw->get(), dp->get()}, 1), ACLNN_SUCCESS);
   EXPECT_MSG(dw->Values() == std::vector<double>(3, 0.0), "gradWeightOptional is not zeros");
   EXPECT_MSG(dp->Values() == std::vector<double>(1, 0.0), "gradPosWeightOptional is not zeros");
@@ -191,24 +155,16 @@ void ExpectOutputErrors(const std::vector<OutputErrorCase> &cases) {
 }
 
 // The outputs after the first: each error names its output; the first output's are those of aclnn...Backward.
-TEST_CASE(fused_backwards_check_their_other_outputs) {
+TEST_CASE(all_backward_checks_its_other_outputs) {
   const Scenario scenario{Shape{4, 3}, Shape{3}, std::nullopt, std::nullopt, 0, {}, test::Layout::kContiguous};
   const test::ScenarioInputs inputs(scenario);
   auto dx = test::MakeOutput(Op::kGradSelf, scenario);
   const test::OpTensors t = inputs.Tensors(dx->get());
   auto dy = test::MakeOutput(Op::kGradTarget, scenario);
   auto dw = test::MakeOutput(Op::kGradWeight, scenario);
-  auto half_4x3 = test::MakeTensor(Shape{4, 3}, ACL_FLOAT16, test::Layout::kContiguous);
-  auto float_3x4 = test::MakeTensor(Shape{3, 4}, ACL_FLOAT, test::Layout::kContiguous);
   auto half_3 = test::MakeTensor(Shape{3}, ACL_FLOAT16, test::Layout::kContiguous);
   auto float_1x3 = test::MakeTensor(Shape{1, 3}, ACL_FLOAT, test::Layout::kContiguous);
   ExpectOutputErrors({
-      {"self+target: null gradTarget", [&] { return RunSelfTarget(t, nullptr, 0); }, ACLNN_ERR_PARAM_NULLPTR,
-       "gradTarget is null"},
-      {"self+target: gradTarget dtype", [&] { return RunSelfTarget(t, half_4x3->get(), 0); },
-       ACLNN_ERR_PARAM_INVALID, "gradTarget has dtype FLOAT16 but must have the dtype of target"},
-      {"self+target: gradTarget shape", [&] { return RunSelfTarget(t, float_3x4->get(), 0); },
-       ACLNN_ERR_PARAM_INVALID, "gradTarget has shape [3,4] but must have the shape of target"},
       {"all: null gradTarget", [&] { return RunAll(t, {nullptr, dw->get(), nullptr}, 0); },
        ACLNN_ERR_PARAM_NULLPTR, "gradTarget is null"},
       {"all: weight without its gradient", [&] { return RunAll(t, {dy->get(), nullptr, nullptr}, 0); },
@@ -222,23 +178,19 @@ TEST_CASE(fused_backwards_check_their_other_outputs) {
   });
 }
 
-TEST_CASE(fused_backwards_reject_an_executor_of_another_operation) {
+TEST_CASE(all_backward_rejects_an_executor_of_another_operation) {
   const Scenario scenario{Shape{4, 3}, std::nullopt, std::nullopt, std::nullopt, 0, {}, test::Layout::kContiguous};
   const test::ScenarioInputs inputs(scenario);
   auto dx = test::MakeOutput(Op::kGradSelf, scenario);
-  const std::function<aclnnStatus(void *, uint64_t, aclOpExecutor *, aclrtStream)> phase_twos[] = {
-      aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward, aclnnBinaryCrossEntropyWithLogitsAllBackward};
-  for (const auto &phase_two : phase_twos) {
-    uint64_t workspace_size = 0;
-    aclOpExecutor *executor = nullptr;
-    EXPECT_EQ(test::PlanOp(Op::kGradSelf, inputs.Tensors(dx->get()), 0, &workspace_size, &executor),
-              ACLNN_SUCCESS);
-    EXPECT_EQ(phase_two(nullptr, workspace_size, executor, nullptr), ACLNN_ERR_PARAM_INVALID);
-    const std::string message = aclGetRecentErrMsg();
-    EXPECT_MSG(message.find("was planned by aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize") !=
-                   std::string::npos,
-               "message: " + message);
-  }
+  uint64_t workspace_size = 0;
+  aclOpExecutor *executor = nullptr;
+  EXPECT_EQ(test::PlanOp(Op::kGradSelf, inputs.Tensors(dx->get()), 0, &workspace_size, &executor), ACLNN_SUCCESS);
+  EXPECT_EQ(aclnnBinaryCrossEntropyWithLogitsAllBackward(nullptr, workspace_size, executor, nullptr),
+            ACLNN_ERR_PARAM_INVALID);
+  const std::string message = aclGetRecentErrMsg();
+  EXPECT_MSG(message.find("was planned by aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize") !=
+                 std::string::npos,
+             "message: " + message);
 }
 
 }  // namespace

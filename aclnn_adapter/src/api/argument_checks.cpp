@@ -101,8 +101,8 @@ aclnnStatus CheckNoGradientWithoutItsInput(const OpArguments &arguments) {
     const aclTensor *gradient;
     const char *input_name;
     const char *gradient_name;
-  } pairs[] = {{arguments.weight, arguments.grad_weight_out, "weightOptional", "gradWeightOptional"},
-               {arguments.pos_weight, arguments.grad_pos_weight_out, "posWeightOptional", "gradPosWeightOptional"}};
+  } pairs[] = {{arguments.weight, arguments.outputs.grad_weight, "weightOptional", "gradWeightOptional"},
+               {arguments.pos_weight, arguments.outputs.grad_pos_weight, "posWeightOptional", "gradPosWeightOptional"}};
   for (const auto &pair : pairs) {
     if (pair.input == nullptr && pair.gradient != nullptr) {
       return Fail(TraitsOf(arguments.kind).plan_api, ACLNN_ERR_PARAM_INVALID,
@@ -157,19 +157,27 @@ bool BroadcastsWithoutEnlarging(const std::vector<int64_t> &shape, const std::ve
   return true;
 }
 
-// The loss output of the forward and of kLossAndAllGradients where it is reduced (mean, sum), else null.
+// The loss output where it is reduced (mean, sum), else null.
 const aclTensor *ReducedLoss(const OpArguments &arguments) {
-  if (arguments.reduction == kReductionNone) {
-    return nullptr;
+  return arguments.reduction == kReductionNone ? nullptr : arguments.outputs.loss;
+}
+
+// kGradAll's outputs, after the loss for kLossAndAllGradients; a weight gradient where its input is given.
+std::vector<OutputRef> AllGradientsOutputs(const OpArguments &arguments) {
+  const OpOutputs &out = arguments.outputs;
+  std::vector<OutputRef> outputs;
+  if (arguments.kind == OpKind::kLossAndAllGradients) {
+    outputs.push_back({kLossName, out.loss, "target", arguments.target});
   }
-  switch (arguments.kind) {
-    case OpKind::kForward:
-      return arguments.out;
-    case OpKind::kLossAndAllGradients:
-      return arguments.loss_out;
-    default:
-      return nullptr;
+  outputs.push_back({"gradSelf", out.grad_self, "self", arguments.self});
+  outputs.push_back({"gradTarget", out.grad_target, "target", arguments.target});
+  if (arguments.weight != nullptr) {
+    outputs.push_back({"gradWeightOptional", out.grad_weight, "weightOptional", arguments.weight});
   }
+  if (arguments.pos_weight != nullptr) {
+    outputs.push_back({"gradPosWeightOptional", out.grad_pos_weight, "posWeightOptional", arguments.pos_weight});
+  }
+  return outputs;
 }
 
 aclnnStatus CheckOutputShape(const OpArguments &arguments) {
@@ -226,39 +234,23 @@ aclnnStatus CheckShape(const OpArguments &arguments, const std::vector<NamedTens
 }  // namespace
 
 std::vector<OutputRef> Outputs(const OpArguments &arguments) {
-  const char *out_name = TraitsOf(arguments.kind).out_name;
+  const OpOutputs &out = arguments.outputs;
   switch (arguments.kind) {
-    case OpKind::kGradSelf:
-      return {{out_name, arguments.out, "self", arguments.self}};
-    case OpKind::kGradWeight:
-      return {{out_name, arguments.out, "weight", arguments.weight}};
-    case OpKind::kGradPosWeight:
-      return {{out_name, arguments.out, "posWeight", arguments.pos_weight}};
-    case OpKind::kGradSelfAndTarget:
-      return {{out_name, arguments.out, "self", arguments.self},
-              {TraitsOf(arguments.kind).second_out_name, arguments.second_out, "target", arguments.target}};
-    case OpKind::kGradAll:
-    case OpKind::kLossAndAllGradients: {
-      std::vector<OutputRef> outputs;
-      if (arguments.kind == OpKind::kLossAndAllGradients) {
-        outputs.push_back({kLossName, arguments.loss_out, "target", arguments.target});
-      }
-      outputs.push_back({out_name, arguments.out, "self", arguments.self});
-      outputs.push_back({TraitsOf(arguments.kind).second_out_name, arguments.second_out, "target", arguments.target});
-      if (arguments.weight != nullptr) {
-        outputs.push_back({"gradWeightOptional", arguments.grad_weight_out, "weightOptional", arguments.weight});
-      }
-      if (arguments.pos_weight != nullptr) {
-        outputs.push_back(
-            {"gradPosWeightOptional", arguments.grad_pos_weight_out, "posWeightOptional", arguments.pos_weight});
-      }
-      return outputs;
-    }
     case OpKind::kForward:
+      return {{kLossName, out.loss, "target", arguments.target}};
+    case OpKind::kGradSelf:
+      return {{"out", out.grad_self, "self", arguments.self}};
     case OpKind::kGradTarget:
+      return {{"gradTarget", out.grad_target, "target", arguments.target}};
+    case OpKind::kGradWeight:
+      return {{"gradWeight", out.grad_weight, "weight", arguments.weight}};
+    case OpKind::kGradPosWeight:
+      return {{"gradPosWeight", out.grad_pos_weight, "posWeight", arguments.pos_weight}};
+    case OpKind::kGradAll:
+    case OpKind::kLossAndAllGradients:
       break;
   }
-  return {{out_name, arguments.out, "target", arguments.target}};
+  return AllGradientsOutputs(arguments);
 }
 
 aclnnStatus CheckArguments(const OpArguments &arguments) {

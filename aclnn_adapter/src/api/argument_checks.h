@@ -17,9 +17,8 @@ struct OutputRef {
   const char *owner_name;
   const aclTensor *owner;
 };
-// The outputs of an operation, in the order of its C signature (one; two for kGradSelfAndTarget; two to four for
-// kGradAll, whose weight gradients are listed where their inputs are given; kLossAndAllGradients: the loss, then
-// kGradAll's).
+// The outputs of an operation with their names in its C signature, in that order (one; two to four for kGradAll,
+// whose weight gradients are listed where their inputs are given; kLossAndAllGradients: the loss, then kGradAll's).
 std::vector<OutputRef> Outputs(const OpArguments &arguments);
 
 aclnnStatus CheckArguments(const OpArguments &arguments);

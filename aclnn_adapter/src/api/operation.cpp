@@ -111,19 +111,11 @@ float EmptyLoss(int64_t reduction) {
 }
 
 // The outputs that keep their own shape whatever self's (a reduced loss, the weight gradients), with their values
-// for an empty self; null where an optional one is absent.
+// for an empty self; null where the operation has no such output.
 std::vector<std::pair<const aclTensor *, float>> OutputsOfFixedShape(const OpArguments &arguments) {
-  std::vector<std::pair<const aclTensor *, float>> outputs;
-  if (arguments.kind == OpKind::kLossAndAllGradients && arguments.reduction != kReductionNone) {
-    outputs.emplace_back(arguments.loss_out, EmptyLoss(arguments.reduction));
-  }
-  if (GivesAllGradients(arguments.kind)) {
-    outputs.emplace_back(arguments.grad_weight_out, 0.0f);
-    outputs.emplace_back(arguments.grad_pos_weight_out, 0.0f);
-  } else if (ReducesToOutputShape(arguments)) {
-    outputs.emplace_back(arguments.out, arguments.kind == OpKind::kForward ? EmptyLoss(arguments.reduction) : 0.0f);
-  }
-  return outputs;
+  const OpOutputs &outputs = arguments.outputs;
+  const aclTensor *reduced_loss = arguments.reduction == kReductionNone ? nullptr : outputs.loss;
+  return {{reduced_loss, EmptyLoss(arguments.reduction)}, {outputs.grad_weight, 0.0f}, {outputs.grad_pos_weight, 0.0f}};
 }
 
 // An empty self's results (docs/contract.md §8 Empty tensors): none -> nothing to write; mean -> NaN; sum -> 0;
@@ -150,31 +142,38 @@ std::optional<kernel::Reduction> OptionalReductionInto(const kernel::Problem &pr
   return out == nullptr ? std::nullopt : std::optional<kernel::Reduction>(ReductionInto(problem, *out));
 }
 
+// kGradAll, and kLossAndAllGradients with its loss beside the gradients.
+Work PlanAllGradientsWork(const OpArguments &arguments, const kernel::Problem &problem, double scale) {
+  const OpOutputs &outputs = arguments.outputs;
+  GradientsWork gradients{problem, scale, DestinationFor(*outputs.grad_self, problem.rank),
+                          DestinationFor(*outputs.grad_target, problem.rank),
+                          OptionalReductionInto(problem, outputs.grad_weight),
+                          OptionalReductionInto(problem, outputs.grad_pos_weight)};
+  if (arguments.kind == OpKind::kGradAll) {
+    return gradients;
+  }
+  if (arguments.reduction == kReductionNone) {
+    const ElementwiseWork loss{problem, Quantity::kLoss, 1.0f, DestinationFor(*outputs.loss, problem.rank)};
+    return LossAndGradientsWork{loss, std::move(gradients)};
+  }
+  return LossAndGradientsWork{ReductionInto(problem, *outputs.loss), std::move(gradients)};
+}
+
 Work PlanWork(const OpArguments &arguments) {
   if (arguments.self->numel == 0) {
     return EmptyInputWork(arguments);
   }
   const kernel::Problem problem = ProblemFor(arguments);
-  const Quantity quantity = TraitsOf(arguments.kind).quantity;
   const double scale = arguments.reduction == kReductionMean ? 1.0 / static_cast<double>(problem.numel) : 1.0;
-  const kernel::Destination out = DestinationFor(*arguments.out, problem.rank);
-  if (arguments.kind == OpKind::kGradSelfAndTarget || GivesAllGradients(arguments.kind)) {
-    GradientsWork gradients{problem, scale, out, DestinationFor(*arguments.second_out, problem.rank),
-                            OptionalReductionInto(problem, arguments.grad_weight_out),
-                            OptionalReductionInto(problem, arguments.grad_pos_weight_out)};
-    if (arguments.kind != OpKind::kLossAndAllGradients) {
-      return gradients;
-    }
-    if (arguments.reduction == kReductionNone) {
-      const ElementwiseWork loss{problem, Quantity::kLoss, 1.0f, DestinationFor(*arguments.loss_out, problem.rank)};
-      return LossAndGradientsWork{loss, std::move(gradients)};
-    }
-    return LossAndGradientsWork{ReductionInto(problem, *arguments.loss_out), std::move(gradients)};
+  if (GivesAllGradients(arguments.kind)) {
+    return PlanAllGradientsWork(arguments, problem, scale);
   }
+  const Quantity quantity = TraitsOf(arguments.kind).quantity;
+  const aclTensor &out = *Outputs(arguments).front().tensor;
   if (ReducesToOutputShape(arguments)) {
-    return ReductionWork{ReductionInto(problem, *arguments.out), quantity, scale};
+    return ReductionWork{ReductionInto(problem, out), quantity, scale};
   }
-  return ElementwiseWork{problem, quantity, static_cast<float>(scale), out};
+  return ElementwiseWork{problem, quantity, static_cast<float>(scale), DestinationFor(out, problem.rank)};
 }
 
 aclnnStatus CheckWorkspace(const char *api, const aclOpExecutor &executor, const void *workspace,
@@ -229,22 +228,19 @@ aclnnStatus Run(OpKind kind, void *workspace, uint64_t workspace_size, aclOpExec
 
 const OpTraits &TraitsOf(OpKind kind) {
   static const OpTraits kTraits[] = {
-      {"aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize", "aclnnBinaryCrossEntropyWithLogits", "out", nullptr,
-       Quantity::kLoss},
+      {"aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize", "aclnnBinaryCrossEntropyWithLogits", Quantity::kLoss},
       {"aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize", "aclnnBinaryCrossEntropyWithLogitsBackward",
-       "out", nullptr, Quantity::kGradSelf},
+       Quantity::kGradSelf},
       {"aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize",
-       "aclnnBinaryCrossEntropyWithLogitsTargetBackward", "gradTarget", nullptr, Quantity::kGradTarget},
+       "aclnnBinaryCrossEntropyWithLogitsTargetBackward", Quantity::kGradTarget},
       {"aclnnBinaryCrossEntropyWithLogitsWeightBackwardGetWorkspaceSize",
-       "aclnnBinaryCrossEntropyWithLogitsWeightBackward", "gradWeight", nullptr, Quantity::kGradWeight},
+       "aclnnBinaryCrossEntropyWithLogitsWeightBackward", Quantity::kGradWeight},
       {"aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorkspaceSize",
-       "aclnnBinaryCrossEntropyWithLogitsPosWeightBackward", "gradPosWeight", nullptr, Quantity::kGradPosWeight},
-      {"aclnnBinaryCrossEntropyWithLogitsSelfTargetBackwardGetWorkspaceSize",
-       "aclnnBinaryCrossEntropyWithLogitsSelfTargetBackward", "gradSelf", "gradTarget", Quantity::kGradSelf},
+       "aclnnBinaryCrossEntropyWithLogitsPosWeightBackward", Quantity::kGradPosWeight},
       {"aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize", "aclnnBinaryCrossEntropyWithLogitsAllBackward",
-       "gradSelf", "gradTarget", Quantity::kGradSelf},
+       Quantity::kGradSelf},
       {"aclnnBinaryCrossEntropyWithLogitsAndAllGradientsGetWorkspaceSize",
-       "aclnnBinaryCrossEntropyWithLogitsAndAllGradients", "gradSelf", "gradTarget", Quantity::kGradSelf},
+       "aclnnBinaryCrossEntropyWithLogitsAndAllGradients", Quantity::kGradSelf},
   };
   return kTraits[static_cast<int>(kind)];
 }

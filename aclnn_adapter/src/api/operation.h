@@ -1,7 +1,7 @@
-// The eight two-phase operations (forward loss; the gradients with respect to self, target, weight and pos_weight;
-// the gradients with respect to self and target together; those of every input together; the loss with those of
-// every input for a gradOutput of 1) share one argument record, one check sequence and one executor plumbing; the
-// exported entry points (bcewl_entry_points.cpp) only name their OpKind.
+// The seven two-phase operations (forward loss; the gradients with respect to self, target, weight and pos_weight;
+// those of every input together; the loss with those of every input for a gradOutput of 1) share one argument
+// record, one check sequence and one executor plumbing; the exported entry points (bcewl_entry_points.cpp) only
+// name their OpKind and outputs.
 #ifndef MS_BCEWL_API_OPERATION_H_
 #define MS_BCEWL_API_OPERATION_H_
 
@@ -18,7 +18,6 @@ enum class OpKind {
   kGradTarget,
   kGradWeight,
   kGradPosWeight,
-  kGradSelfAndTarget,
   kGradAll,
   kLossAndAllGradients,
 };
@@ -31,9 +30,17 @@ constexpr int64_t kReductionNone = 0;
 constexpr int64_t kReductionMean = 1;
 constexpr int64_t kReductionSum = 2;
 
-// The phase-1 arguments of any operation; grad_output is null where !TakesGradOutput, second_out (gradTarget) is set
-// for kGradSelfAndTarget, kGradAll and kLossAndAllGradients, the weight gradients' outputs (each optional) for the
-// last two, and loss_out for kLossAndAllGradients only (whose out is gradSelf, as kGradAll's).
+// The outputs of an operation by what they hold. A single-output operation sets its one; kGradAll sets grad_self,
+// grad_target and the weight gradients whose inputs are given; kLossAndAllGradients also sets loss.
+struct OpOutputs {
+  aclTensor *loss = nullptr;
+  aclTensor *grad_self = nullptr;
+  aclTensor *grad_target = nullptr;
+  aclTensor *grad_weight = nullptr;
+  aclTensor *grad_pos_weight = nullptr;
+};
+
+// The phase-1 arguments of any operation; grad_output is null where !TakesGradOutput.
 struct OpArguments {
   OpKind kind;
   const aclTensor *grad_output;
@@ -42,24 +49,18 @@ struct OpArguments {
   const aclTensor *weight;
   const aclTensor *pos_weight;
   int64_t reduction;
-  aclTensor *out;
+  OpOutputs outputs;
   uint64_t *workspace_size;
   aclOpExecutor **executor;
-  aclTensor *second_out = nullptr;
-  aclTensor *grad_weight_out = nullptr;
-  aclTensor *grad_pos_weight_out = nullptr;
-  aclTensor *loss_out = nullptr;
 };
 
 // kGradAll and kLossAndAllGradients: their outputs include the weight gradients.
 inline bool GivesAllGradients(OpKind kind) { return kind == OpKind::kGradAll || kind == OpKind::kLossAndAllGradients; }
 
 struct OpTraits {
-  const char *plan_api;  // phase 1 name
-  const char *run_api;   // phase 2 name
-  const char *out_name;         // the output parameter's name in the header
-  const char *second_out_name;  // the second output's, or null
-  kernel::Quantity quantity;    // of out (kGradSelfAndTarget and after: their quantities are fixed)
+  const char *plan_api;        // phase 1 name
+  const char *run_api;         // phase 2 name
+  kernel::Quantity quantity;   // of a single-output operation's output
 };
 
 const OpTraits &TraitsOf(OpKind kind);
