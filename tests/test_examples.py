@@ -3,8 +3,8 @@ checked on what it prints and saves.
 
 The examples are found from this file's location and import ms_bcewl as any user program does: the installed
 package when the suite runs as CI runs it (`pip install ".[test]"`, `python3 -P -m pytest -q tests`). They need
-scikit-learn, matplotlib and PyYAML (the test extra). About a minute in all on two cores, most of it the
-two-worker msrun job.
+scikit-learn, matplotlib and PyYAML (the test extra). About two minutes in all on two cores, most of it the
+two-worker msrun jobs.
 """
 import importlib.util
 import re
@@ -96,4 +96,11 @@ def test_distributed_data_parallel_matches_single_process(tmp_path):
     out = run_example("distributed/check_data_parallel.py", "--workers", "2", "--steps", "5", "--timeout",
                       str(HANG_GUARD_SECONDS // 2), cwd=tmp_path)
     assert re.search(r"^PASS: 2 data-parallel workers", out, re.MULTILINE), out
+    assert number_after("per rank:", out) <= 1e-5
+
+
+def test_distributed_class_split_matches_single_process(tmp_path):
+    out = run_example("distributed/check_class_split.py", "--workers", "2", "--steps", "5", "--timeout",
+                      str(HANG_GUARD_SECONDS // 2), cwd=tmp_path)
+    assert re.search(r"^PASS: 2 workers splitting the 10 digit labels", out, re.MULTILINE), out
     assert number_after("per rank:", out) <= 1e-5
