@@ -17,23 +17,33 @@ _OUTPUTS = ("input", "target", "weight", "pos_weight")
 
 
 def _log_sigmoid(x):
-    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)) with min(x, 0) as (x - |x|) / 2: its derivative as MindSpore
-    differentiates it is sigmoid(-x) at every x, 0 included (where |x|'s derivative is 0)."""
-    return 0.5 * (x - ops.abs(x)) - ops.log1p(ops.exp(-ops.abs(x)))
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)) with min(x, 0) as (x - |x|) / 2 where x <= 0: its derivative
+    as MindSpore differentiates it is sigmoid(-x) at every x, 0 included (where |x|'s derivative is 0), and it is 0,
+    not inf - inf, at x = +inf."""
+    return ops.where(x > 0, ops.zeros_like(x), 0.5 * (x - ops.abs(x))) - ops.log1p(ops.exp(-ops.abs(x)))
 
 
 def _float32(tensor):
     return None if tensor is None else ops.cast(tensor, ms.float32)
 
 
+def _product(factor, term):
+    """factor * term, but 0 where a zero factor meets an infinite term (the limit, docs/contract.md "Infinities and
+    NaN"). Only there: elsewhere the product and its derivatives are the plain ones."""
+    product = factor * term
+    if not isinstance(term, ms.Tensor):  # a finite constant
+        return product
+    return ops.where(ops.logical_and(factor == 0, ops.isinf(term)), ops.zeros_like(product), product)
+
+
 def _times(cotangent, term):
     """cotangent * term; None (a zero) where no cotangent was given."""
-    return None if cotangent is None else cotangent * term
+    return None if cotangent is None else _product(cotangent, term)
 
 
 def _weighted(factor, term):
     """factor * term, where an absent factor (a weight not passed, None) is 1 and an absent term stays absent."""
-    return term if factor is None or term is None else factor * term
+    return term if factor is None or term is None else _product(factor, term)
 
 
 def _total(*terms):
@@ -51,13 +61,14 @@ def _elementwise_terms(x, y, p):
     dw_term (dw's elementwise term without g s). A tuple, not an object: graphs compile tuples."""
     sigmoid = ops.sigmoid(x)
     sigmoid_of_minus_x = ops.sigmoid(-x)  # 1 - sigmoid(x) with full precision where sigmoid(x) is near 1
-    log_sigmoid = _log_sigmoid(x)
+    log_sigmoid, log_sigmoid_of_minus_x = _log_sigmoid(x), _log_sigmoid(-x)
     p_y = y if p is None else p * y
     a = 1.0 - y + p_y  # 1 + (p - 1) y
     unit_dx = a * sigmoid - p_y
-    unit_dy = -x if p is None else -x - (p - 1.0) * log_sigmoid
-    dw_term = (1.0 - y) * x - a * log_sigmoid
-    return sigmoid, sigmoid_of_minus_x, log_sigmoid, a, unit_dx, unit_dy, -y * log_sigmoid, dw_term
+    # x = logsig(x) - logsig(-x) turns dy and the loss into sums without inf - inf at x = +-inf
+    unit_dy = -x if p is None else log_sigmoid_of_minus_x - _product(p, log_sigmoid)
+    dw_term = -_product(1.0 - y, log_sigmoid_of_minus_x) - _product(p_y, log_sigmoid)
+    return sigmoid, sigmoid_of_minus_x, log_sigmoid, a, unit_dx, unit_dy, -_product(y, log_sigmoid), dw_term
 
 
 def _sum_to(tensor, like):

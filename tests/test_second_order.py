@@ -141,6 +141,17 @@ def test_second_order_gradients_are_finite_and_right_for_extreme_logits(mode):
                         "extreme logits")
 
 
+def test_second_order_gradients_take_their_limits_at_infinite_logits(mode):
+    """x = +inf with y = 1 and x = -inf with y = 0 (a loss of 0): where a zero factor meets an infinite term the
+    product is 0, so no gradient is NaN, and d/dx is its limit, -w (at +inf) and -w p (at -inf), for unit
+    cotangents and g."""
+    w, p = np.array([1.5, 0.5]), np.array([[2.0]])
+    case = R.case_from(np.array([[np.inf, -np.inf]]), [[1.0, 0.0]], w, p, "none")
+    got = [R.to_f64(t) for t in run_second_order(case, np.ones((1, 2)), [np.ones_like(a) for a in case.args])]
+    assert not any(np.any(np.isnan(v)) for v in got)
+    np.testing.assert_array_equal(got[0], [[-w[0], -w[1] * p[0, 0]]])
+
+
 @pytest.mark.parametrize("combo, tolerances", [("fp16", (1e-2, 2e-3)), ("bf16", (2e-2, 1e-2))])
 def test_second_order_gradients_in_16_bit_dtypes(pynative, combo, tolerances):
     """float16 and bfloat16 arguments: second-order gradients in their dtypes, within their rounding of the float64
