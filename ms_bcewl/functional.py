@@ -37,8 +37,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
         primitive = GRAPH_FORWARD[variant]
     else:
         pyboost_loss = PYBOOST.loss()
-        if pyboost_loss is not None:
-            return pyboost_loss(input, target, weight, pos_weight, REDUCTION_CODES[reduction])
+        loss = None if pyboost_loss is None else pyboost_loss(input, target, weight, pos_weight,
+                                                              REDUCTION_CODES[reduction])
+        if loss is not None:  # None: inside a higher-order gradient, which only the primitives' bprops give
+            return loss
         primitive = PYNATIVE_FORWARD[variant + (target.dtype,)]
     if weight is None and pos_weight is None:
         return primitive(input, target)

@@ -18,6 +18,7 @@ from mindspore.ops import CustomRegOp, DataType, PrimitiveWithInfer
 
 from ms_bcewl import ascend_dispatch
 from ms_bcewl._library import library_path
+from ms_bcewl.second_order import gradient_bprop
 from ms_bcewl.validation import REDUCTIONS, SUPPORTED_DTYPES
 
 _VARIANTS = {(False, False): "plain", (True, False): "w", (False, True): "p", (True, True): "wp"}
@@ -86,17 +87,20 @@ def _gradient_primitives(variant, has_weight, has_pos_weight, reduction):
 
     dx, dy, dw and dp infer their shapes with the library's InferShape: graphs need it for dynamic shapes. ``all``
     infers them in Python, so a bprop calls it only where Python runs the bprop (not in_graph()); a graph calls the
-    single gradients, which lets it drop those it does not need."""
+    single gradients, which lets it drop those it does not need. Every one of them has a bprop of its own
+    (ms_bcewl/second_order.py), so that a gradient of these gradients is real; ``all``'s takes one cotangent per
+    output, in one formula with the single ones'."""
     names = ["dout"] + _input_names(has_weight, has_pos_weight)
     inputs = names[1:]
 
     def grad(operation, of):
         return _custom(f"ms_bcewl_{operation}_{variant}_{reduction}", names, [f"d_{of}"],
-                       _dtype_of(names.index(of)), None)
+                       _dtype_of(names.index(of)), None, gradient_bprop(reduction, has_weight, has_pos_weight, of))
 
     positions = [names.index(name) for name in inputs]
     all_grads = _custom(f"ms_bcewl_all_grad_{variant}_{reduction}", names, [f"d_{name}" for name in inputs],
-                        _dtype_of(*positions), _shape_of(*positions))
+                        _dtype_of(*positions), _shape_of(*positions),
+                        gradient_bprop(reduction, has_weight, has_pos_weight))
     return (grad("input_grad", "input"), grad("target_grad", "target"),
             grad("weight_grad", "weight") if has_weight else None,
             grad("pos_weight_grad", "pos_weight") if has_pos_weight else None, all_grads)

@@ -19,7 +19,10 @@
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_all_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_and_all_gradients.h"
+#include "include/pynative/utils/pynative_execute.h"
+#include "include/pynative/utils/runtime/auto_grad_guard.h"
 #include "include/runtime/utils/runtime_conf/runtime_conf.h"
+#include "include/utils/pynative/grad_state.h"
 #include "ms_bcewl/entry_support.h"
 
 namespace {
@@ -215,6 +218,15 @@ bool IsExactlyOne(const TensorPtr &tensor) {
 
 ms::Tensor AsMsTensor(const TensorPtr &tensor) { return tensor == nullptr ? ms::Tensor() : ms::Tensor(tensor); }
 
+// Whether autograd records the operations run in this backward, as it does when a higher-order gradient will
+// differentiate them: MindSpore requires gradients of the ops it runs exactly then (the engine's high-order flag).
+bool BackwardIsRecorded() { return mindspore::kernel::pyboost::OpRunStatus::Get().RequireGrad(); }
+
+constexpr const char *kNotDifferentiableTwice =
+    "a higher-order gradient goes through a loss computed on the pyboost path, whose backward cannot be "
+    "differentiated; compute the loss inside the function whose gradient is differentiated again, or set "
+    "MS_BCEWL_PYNATIVE_PATH=aot";
+
 // The autograd Function of one variant: kHasWeight / kHasPosWeight say which optional tensors follow target.
 constexpr const char *kReduction = "reduction";
 constexpr const char *kGradientsOfOne = "gradients for a gradOutput of 1";
@@ -249,6 +261,7 @@ struct BceWithLogitsFunction : public Function<BceWithLogitsFunction<kHasWeight,
   // The gradients the forward computed for a gradOutput of 1 are handed over once (a second backward, or another
   // gradOutput, computes them).
   static TensorPtrList Backward(AutogradContext *ctx, TensorPtrList grad_outputs) {
+    if (BackwardIsRecorded()) Fail(kNotDifferentiableTwice);
     TensorPtrList grads{nullptr};  // one per argument of Forward: the reduction has none
     const auto of_one = ctx->saved_data.find(kGradientsOfOne);
     if (of_one != ctx->saved_data.end()) {
@@ -306,15 +319,26 @@ ms::Tensor BceWithLogits(const ms::Tensor &input, const ms::Tensor &target, cons
   return ms::Tensor(BceWithLogitsFunction<false, false>::Apply(reduction, x, y));
 }
 
+// Whether this call is recorded for a gradient that a higher-order gradient differentiates again (the forward of a
+// function passed to a grad inside another grad): MindSpore's engine then records that backward's operations, which
+// only the ops.Custom primitives' bprops support. Read on the Python thread, which sets the recording cell.
+bool InHigherOrderGradient() {
+  return mindspore::pynative::GradState::Get().RequiresGrad() &&
+         mindspore::pynative::PyNativeExecutor::grad_executor()->is_high_order_top_cell();
+}
+
+// The loss, or None where the call takes part in a higher-order gradient: the caller then runs the primitives.
 py::object PyBceWithLogits(const ms::Tensor &input, const ms::Tensor &target, const std::optional<ms::Tensor> &weight,
                            const std::optional<ms::Tensor> &pos_weight, int64_t reduction) {
+  if (InHigherOrderGradient()) return py::none();
   return ms::pynative::PyboostRunner::Call<1>(BceWithLogits, input, target, weight, pos_weight, reduction);
 }
 
 }  // namespace
 
 PYBIND11_MODULE(MS_EXTENSION_NAME, m) {
-  m.def("binary_cross_entropy_with_logits", &PyBceWithLogits, "The loss, differentiable in PyNative mode",
+  m.def("binary_cross_entropy_with_logits", &PyBceWithLogits,
+        "The loss, differentiable in PyNative mode; None inside a higher-order gradient (use the primitives)",
         pybind11::arg("input"), pybind11::arg("target"), pybind11::arg("weight"), pybind11::arg("pos_weight"),
         pybind11::arg("reduction"));
 }
