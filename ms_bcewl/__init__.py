@@ -1,6 +1,9 @@
 """ms_bcewl: BCEWithLogits loss for MindSpore as an AOT custom operator (aclnn-style adapter + kernels)."""
+from ms_bcewl.bytecode_capture import allow_bytecode_capture_to_inline
 from ms_bcewl.functional import binary_cross_entropy_with_logits
 from ms_bcewl.loss import BCEWithLogitsLoss
+
+allow_bytecode_capture_to_inline(__name__)
 
 __version__ = "0.1.0"
 __all__ = ["binary_cross_entropy_with_logits", "BCEWithLogitsLoss", "__version__"]

@@ -1,5 +1,7 @@
 """ms_bcewl.binary_cross_entropy_with_logits: validate, pick the primitive of the variant (or, in PyNative, the
 pyboost loss where pyboost_path.py chooses it), call it."""
+from mindspore import Tensor
+
 from ms_bcewl.primitives import GRAPH_FORWARD, PYNATIVE_FORWARD, in_graph
 from ms_bcewl.pyboost_path import PYBOOST, REDUCTION_CODES
 from ms_bcewl.validation import check_arguments, describe
@@ -32,7 +34,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
         ValueError: shapes do not match or broadcast, rank above 8, or an unknown reduction.
     """
     check_arguments(_API, describe(input), describe(target), describe(weight), describe(pos_weight), reduction)
-    variant = (weight is not None, pos_weight is not None, reduction)
+    # isinstance, not `is None`: bytecode capture (jit(capture_mode="bytecode")) cannot decide `is None` on a
+    # computed tensor and breaks the graph there, and a break inside a differentiated function loses gradients.
+    has_weight, has_pos_weight = isinstance(weight, Tensor), isinstance(pos_weight, Tensor)
+    variant = (has_weight, has_pos_weight, reduction)
     if in_graph():
         primitive = GRAPH_FORWARD[variant]
     else:
@@ -40,10 +45,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
         if pyboost_loss is not None:
             return pyboost_loss(input, target, weight, pos_weight, REDUCTION_CODES[reduction])
         primitive = PYNATIVE_FORWARD[variant + (target.dtype,)]
-    if weight is None and pos_weight is None:
+    if not has_weight and not has_pos_weight:
         return primitive(input, target)
-    if pos_weight is None:
+    if not has_pos_weight:
         return primitive(input, target, weight)
-    if weight is None:
+    if not has_weight:
         return primitive(input, target, pos_weight)
     return primitive(input, target, weight, pos_weight)

@@ -32,10 +32,10 @@ def describe(value):
 
     isinstance runs at compile time in graph mode, where a non-constant value that is not a Tensor reads as None.
     """
-    if value is None:
-        return None
     if isinstance(value, Tensor):
         return True, ops.shape(value), value.dtype
+    if value is None:
+        return None
     return False, value, None
 
 
