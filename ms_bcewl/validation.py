@@ -5,8 +5,9 @@ The checks are pure functions of names, shapes and dtypes. ``check_arguments`` r
 value itself): graph mode evaluates it while compiling (the error is raised at the call that compiles the graph),
 PyNative mode calls it as the plain function it wraps, so a PyNative call pays for a few Python calls and no
 launched operator. Tensors themselves never enter the constexpr: graph mode would fold a constexpr that reads the
-concrete tensors of a call into constants. A dimension of -1 (dynamic shape) is
-unknown here; the native library checks it when the call runs.
+concrete tensors of a call into constants. With dynamic shapes a graph hands the checks None (or -1) for a
+dimension it does not know yet, and None (or a shape holding -2) for a tensor of unknown rank: what is known is
+checked here, the rest by the native library when the call runs, with the same sentence.
 """
 from mindspore import Tensor, ops
 from mindspore.common import dtype as mstype
@@ -15,6 +16,7 @@ from mindspore.ops.primitive import constexpr
 REDUCTIONS = ("none", "mean", "sum")
 SUPPORTED_DTYPES = (mstype.float16, mstype.float32, mstype.bfloat16)
 MAX_RANK = 8
+_UNKNOWN_DIMS = (None, -1)
 _DYNAMIC_RANK = -2
 
 
@@ -61,7 +63,7 @@ def _check_dtype(api, name, dtype):
 
 
 def _is_dynamic_rank(shape):
-    return _DYNAMIC_RANK in shape
+    return shape is None or _DYNAMIC_RANK in shape
 
 
 def _check_rank(api, name, shape):
@@ -71,7 +73,7 @@ def _check_rank(api, name, shape):
 
 
 def _dims_agree(a, b):
-    return a == b or a == -1 or b == -1
+    return a == b or a in _UNKNOWN_DIMS or b in _UNKNOWN_DIMS
 
 
 def _check_same_shape(api, input_shape, target_shape):
@@ -88,7 +90,7 @@ def _check_broadcasts_to(api, name, shape, input_shape):
     if _is_dynamic_rank(shape) or _is_dynamic_rank(input_shape):
         return
     fits = len(shape) <= len(input_shape) and all(
-        dim in (1, -1) or _dims_agree(dim, target) for dim, target in zip(reversed(shape), reversed(input_shape)))
+        dim == 1 or _dims_agree(dim, target) for dim, target in zip(reversed(shape), reversed(input_shape)))
     if not fits:
         raise ValueError(f"{_prefix(api)}'{name}' of shape {shape} must broadcast to the shape of 'input' "
                          f"{input_shape} without enlarging it.")
