@@ -23,7 +23,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
         target (Tensor): y, same shape as ``input``; values outside [0, 1] are accepted.
         weight (Tensor, optional): w, broadcast to ``input`` (numpy rules, never enlarging it).
         pos_weight (Tensor, optional): p, the weight of positive examples, broadcast like ``weight``.
-        reduction (str): ``'none'``, ``'mean'`` (sum / numel(input)) or ``'sum'``.
+        reduction (str): ``'none'``, ``'mean'`` (sum / numel(input)) or ``'sum'``, in any letter case.
 
     Returns:
         Tensor of target's dtype: input's shape for ``'none'``, 0-d otherwise. Empty input gives an empty
@@ -33,7 +33,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
         TypeError: an argument is not a Tensor, has an unsupported dtype, or reduction is not a str.
         ValueError: shapes do not match or broadcast, rank above 8, or an unknown reduction.
     """
-    check_arguments(_API, describe(input), describe(target), describe(weight), describe(pos_weight), reduction)
+    reduction = check_arguments(_API, describe(input), describe(target), describe(weight), describe(pos_weight),
+                                reduction)
     # isinstance, not `is None`: bytecode capture (jit(capture_mode="bytecode")) cannot decide `is None` on a
     # computed tensor and breaks the graph there, and a break inside a differentiated function loses gradients.
     has_weight, has_pos_weight = isinstance(weight, Tensor), isinstance(pos_weight, Tensor)

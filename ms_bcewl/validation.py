@@ -50,11 +50,15 @@ def _check_description(api, name, description, optional):
 
 
 def check_reduction(api, reduction):
-    """TypeError for a non-string reduction, ValueError for an unknown one."""
+    """The reduction in lower case: 'none', 'mean' or 'sum' in any ASCII letter case, as MindSpore's own op takes
+    it. TypeError for a non-string reduction, ValueError for an unknown one."""
     if not isinstance(reduction, str):
         raise TypeError(f"{_prefix(api)}'reduction' must be a str, but got {type(reduction).__name__} {reduction!r}.")
-    if reduction not in REDUCTIONS:
-        raise ValueError(f"{_prefix(api)}'reduction' must be one of 'none', 'mean', 'sum', but got {reduction!r}.")
+    canonical = reduction.lower() if reduction.isascii() else reduction
+    if canonical not in REDUCTIONS:
+        raise ValueError(f"{_prefix(api)}'reduction' must be one of 'none', 'mean', 'sum' (in any letter case), "
+                         f"but got {reduction!r}.")
+    return canonical
 
 
 def _check_dtype(api, name, dtype):
@@ -116,28 +120,30 @@ def _check_all(api, input, target, weight, pos_weight, reduction):  # pylint: di
                  ("pos_weight", pos_weight, True))
     for name, description, optional in described:
         _check_description(api, name, description, optional)
-    check_reduction(api, reduction)
+    canonical = check_reduction(api, reduction)
     infos = [None if description is None else description[1:] for _, description, _ in described]
     check_tensors(api, *infos)
+    return canonical
 
 
-# Argument descriptions that passed every check: a training loop repeats the same few, and looking one up costs a
-# tenth of checking it again. Bounded, since each entry is a distinct signature.
-_PASSED = set()
+# Argument descriptions that passed every check, with their reduction in lower case: a training loop repeats the
+# same few, and looking one up costs a tenth of checking it again. Bounded, since each entry is a distinct signature.
+_PASSED = {}
 _PASSED_LIMIT = 4096
 
 
 @constexpr
 def check_arguments(api, input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
     """Every check of the error contract, in order: types, reduction, dtypes, ranks, shapes; each tensor argument
-    comes as its ``describe``."""
+    comes as its ``describe``. Returns the reduction in lower case."""
     arguments = (api, input, target, weight, pos_weight, reduction)
     try:
-        if arguments in _PASSED:
-            return
+        return _PASSED[arguments]
+    except KeyError:
         hashable = True
     except TypeError:  # a non-Tensor argument such as a list: the checks below reject it
         hashable = False
-    _check_all(*arguments)
+    canonical = _check_all(*arguments)
     if hashable and len(_PASSED) < _PASSED_LIMIT:
-        _PASSED.add(arguments)
+        _PASSED[arguments] = canonical
+    return canonical
