@@ -1,7 +1,7 @@
 """ms_bcewl: BCEWithLogits loss for MindSpore as an AOT custom operator (aclnn-style adapter + kernels)."""
-from ms_bcewl.bytecode_capture import allow_bytecode_capture_to_inline
-from ms_bcewl.functional import binary_cross_entropy_with_logits
-from ms_bcewl.loss import BCEWithLogitsLoss
+from ms_bcewl.bcewl_bytecode_capture import allow_bytecode_capture_to_inline
+from ms_bcewl.bcewl_functional import binary_cross_entropy_with_logits
+from ms_bcewl.bcewl_loss import BCEWithLogitsLoss
 
 allow_bytecode_capture_to_inline(__name__)
 

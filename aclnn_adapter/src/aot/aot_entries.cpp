@@ -12,13 +12,13 @@
 // The gradients of every input also come as one entry with one output per input
 // (ms_bcewl_all_grad_<variant>_<reduction>: dx, dy, then dw and dp where the variant has them;
 // aclnnBinaryCrossEntropyWithLogitsAllBackward), for a bprop that must return them all. It has no InferShape: its
-// primitive infers its shapes in Python (ms_bcewl/primitives.py).
+// primitive infers its shapes in Python (ms_bcewl/bcewl_primitives.py).
 //
 // Failures are thrown as std::runtime_error: MindSpore reports a non-zero return code as a bare number, while an
 // exception's message reaches the Python caller as the RuntimeError text.
 //
 // Shapes a graph with dynamic shapes only knows when it runs are checked here first, with the sentences of
-// ms_bcewl/validation.py, so that a mismatch reads the same whether Python or the library found it.
+// ms_bcewl/bcewl_validation.py, so that a mismatch reads the same whether Python or the library found it.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>

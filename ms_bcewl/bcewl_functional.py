@@ -1,10 +1,10 @@
 """ms_bcewl.binary_cross_entropy_with_logits: validate, pick the primitive of the variant (or, in PyNative, the
-pyboost loss where pyboost_path.py chooses it), call it."""
+pyboost loss where bcewl_pyboost_path.py chooses it), call it."""
 from mindspore import Tensor
 
-from ms_bcewl.primitives import GRAPH_FORWARD, PYNATIVE_FORWARD, in_graph
-from ms_bcewl.pyboost_path import PYBOOST, REDUCTION_CODES
-from ms_bcewl.validation import check_arguments, describe
+from ms_bcewl.bcewl_primitives import GRAPH_FORWARD, PYNATIVE_FORWARD, in_graph
+from ms_bcewl.bcewl_pyboost_path import PYBOOST, REDUCTION_CODES
+from ms_bcewl.bcewl_validation import check_arguments, describe
 
 _API = "binary_cross_entropy_with_logits"
 
