@@ -1,4 +1,4 @@
-"""The Ascend dispatch (ms_bcewl/ascend_dispatch.py), tested on CPU without constructing any Ascend-only object.
+"""The Ascend dispatch (ms_bcewl/bcewl_ascend_dispatch.py), tested on CPU without constructing any Ascend-only object.
 
 Part one checks the plain data that the ops.Custom primitives are built from: aclnn names, reg_info, argument
 order, reduction codes, output shape and dtype functions, dtype promotion and the broadcast rule (against the C++
@@ -27,7 +27,7 @@ OP_KERNEL = os.path.join(REPO, "ascendc", "op_kernel")
 
 @pytest.fixture(scope="module")
 def dispatch():
-    from ms_bcewl import ascend_dispatch
+    from ms_bcewl import bcewl_ascend_dispatch as ascend_dispatch
 
     return ascend_dispatch
 
@@ -110,7 +110,7 @@ def test_dtype_formats_give_every_input_one_dtype(dispatch):
 
 
 def test_reduction_codes_are_aclnns_never_mindsporess(dispatch):
-    from ms_bcewl.validation import REDUCTIONS
+    from ms_bcewl.bcewl_validation import REDUCTIONS
 
     assert dispatch.ACLNN_REDUCTION == {"none": 0, "mean": 1, "sum": 2}
     assert set(dispatch.ACLNN_REDUCTION) == set(REDUCTIONS)

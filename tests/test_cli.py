@@ -13,7 +13,7 @@ INSTALLED_PACKAGE = Path(importlib.util.find_spec("ms_bcewl").origin).resolve().
 # cli.check with a reference that forgets pos_weight: every case must fail.
 WRONG_REFERENCE = """
 import sys
-from ms_bcewl import cli
+from ms_bcewl import bcewl_cli as cli
 
 def reference_without_pos_weight(x, y, w, p, reduction):
     return cli.numpy_reference(x, y, w, 1.0, reduction)

@@ -132,7 +132,7 @@ def test_reduction_not_a_string(mode, reduction):
 # ---------------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("reduction", ["avg", "Mean", "", "batchmean"])
+@pytest.mark.parametrize("reduction", ["avg", "mean ", "", "batchmean", "\u017fum"])
 def test_unknown_reduction(mode, reduction):
     _, values = valid_tensors()
     with pytest.raises(ValueError) as excinfo:
@@ -140,6 +140,27 @@ def test_unknown_reduction(mode, reduction):
     assert_message(excinfo, "reduction")
     assert repr(reduction) in str(excinfo.value) or (reduction and reduction in str(excinfo.value))
     assert_next_call_is_right(mode)
+
+
+@pytest.mark.parametrize("reduction", ["MEAN", "Sum", "nOnE"])
+def test_reduction_in_any_letter_case(mode, reduction):
+    """MindSpore's op takes 'MEAN' or 'Sum' (not ' mean', not the non-ASCII '\u017fum'); so do the functional and
+    the Cell, with the values of the lower-case reduction."""
+    case, values = valid_tensors()
+    case = case.with_(reduction=reduction.lower())
+    R.check_loss(case, got=call(mode, values, reduction), msg="functional")
+    cell = ms_bcewl.BCEWithLogitsLoss(reduction, values[2], values[3])
+    R.check_loss(case, got=cell(*values[:2]), msg="Cell")
+    builtin = ms.ops.binary_cross_entropy_with_logits(*values, reduction=reduction)
+    R.check_loss(case, got=builtin, msg="MindSpore's own op")
+
+
+@pytest.mark.parametrize("reduction", ["mean ", "", "\u017fum", "elementwise_mean"])
+def test_builtin_refuses_the_reductions_refused_here(pynative, reduction):
+    """The other side of the drop-in rule: each reduction refused above is refused by MindSpore's op too."""
+    _, values = valid_tensors()
+    with pytest.raises(ValueError):
+        ms.ops.binary_cross_entropy_with_logits(*values, reduction=reduction)
 
 
 # (input shape, target shape, weight shape, pos_weight shape, the argument to name, the shapes to name)

@@ -1,7 +1,7 @@
 """Loading safety (docs/reliability.md §7): ms_bcewl names only its own library, by absolute path, checks it before
 MindSpore sees it, and works under MindSpore's MS_CUSTOM_AOT_WHITE_LIST.
 
-The checks of ms_bcewl/_library.py run here on crafted files in a temporary directory (ELF headers of other
+The checks of ms_bcewl/_bcewl_library.py run here on crafted files in a temporary directory (ELF headers of other
 machines, classes, byte orders and types, files that are not ELF) and crafted environments; one subprocess imports
 the package under MS_CUSTOM_AOT_WHITE_LIST, first naming another directory, then ms_bcewl/lib, and computes losses.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ms_bcewl import _library
+from ms_bcewl import _bcewl_library as _library
 
 INSTALLED_LIBRARY = _library.LIBRARY_PATH
 X86_64, AARCH64 = 62, 183  # ELF e_machine codes
@@ -39,7 +39,7 @@ def write(tmp_path, content, name="libms_bcewl.so"):
 
 def test_the_library_is_named_by_the_absolute_path_inside_the_installed_package():
     import ms_bcewl
-    from ms_bcewl import primitives
+    from ms_bcewl import bcewl_primitives as primitives
 
     package_dir = Path(ms_bcewl.__file__).resolve().parent
     assert _library.library_path() == str(package_dir / "lib" / "libms_bcewl.so")

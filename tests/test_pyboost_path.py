@@ -1,4 +1,4 @@
-"""PyNative's pyboost path (ms_bcewl/pyboost_path.py, aclnn_adapter/src/pyboost/pyboost_entries.cpp).
+"""PyNative's pyboost path (ms_bcewl/bcewl_pyboost_path.py, aclnn_adapter/src/pyboost/pyboost_entries.cpp).
 
 The path must give what the ops.Custom primitives give, bit for bit (both run libms_bcewl.so's aclnn API), and
 match the float64 reference; it must be chosen where documented and fall back, or fail, as documented. This
@@ -23,8 +23,8 @@ from mindspore import Parameter, Tensor, nn
 import blocking_gradients
 import ms_bcewl
 import reference as R
-from ms_bcewl import pyboost_path
-from ms_bcewl.pyboost_path import PYBOOST, PyboostPath
+from ms_bcewl import bcewl_pyboost_path as pyboost_path
+from ms_bcewl.bcewl_pyboost_path import PYBOOST, PyboostPath
 
 DTYPE_SETS = {
     "float16": ("float16",) * 4,
@@ -272,7 +272,7 @@ def test_launch_blocking_chooses_pyboost_and_matches_the_reference():
         ms.runtime.launch_blocking()
         ms.set_context(mode=ms.PYNATIVE_MODE)
         import ms_bcewl
-        from ms_bcewl.pyboost_path import PYBOOST
+        from ms_bcewl.bcewl_pyboost_path import PYBOOST
         x, y = np.array([[-1.5, 0.25, 3.0]], np.float32), np.array([[0.0, 1.0, 0.5]], np.float32)
         loss = ms_bcewl.binary_cross_entropy_with_logits(ms.Tensor(x), ms.Tensor(y), reduction="sum")
         print(PYBOOST.loss() is not None, repr(float(loss.asnumpy())))

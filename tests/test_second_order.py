@@ -1,6 +1,6 @@
 """Second and higher-order gradients: a gradient of ms_bcewl's gradients is real in every mode, or a clear error.
 
-The gradient primitives' bprops (ms_bcewl/second_order.py) are checked against float64 finite differences of the
+The gradient primitives' bprops (ms_bcewl/bcewl_second_order.py) are checked against float64 finite differences of the
 first-order gradients (tests/reference.py) for input, target, weight, pos_weight and the upstream gradient, every
 variant and reduction, and against torch's double and triple backward of F.binary_cross_entropy_with_logits in a
 WGAN-GP-style gradient penalty and a MAML-style inner step. PyNative in the default runtime and GRAPH mode run here;
@@ -24,7 +24,7 @@ from mindspore import Tensor, nn, ops
 
 import ms_bcewl
 import reference as R
-from ms_bcewl.pyboost_path import PYBOOST
+from ms_bcewl.bcewl_pyboost_path import PYBOOST
 
 VARIANT_NAMES = tuple(R.VARIANTS)
 LEARNING_RATE = 0.5

@@ -12,13 +12,19 @@
 // The gradients of every input also come as one entry with one output per input
 // (ms_bcewl_all_grad_<variant>_<reduction>: dx, dy, then dw and dp where the variant has them;
 // aclnnBinaryCrossEntropyWithLogitsAllBackward), for a bprop that must return them all. It has no InferShape: its
-// primitive infers its shapes in Python (ms_bcewl/primitives.py).
+// primitive infers its shapes in Python (ms_bcewl/bcewl_primitives.py).
 //
 // Failures are thrown as std::runtime_error: MindSpore reports a non-zero return code as a bare number, while an
 // exception's message reaches the Python caller as the RuntimeError text.
+//
+// Shapes a graph with dynamic shapes only knows when it runs are checked here first, with the sentences of
+// ms_bcewl/bcewl_validation.py, so that a mismatch reads the same whether Python or the library found it.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
@@ -163,8 +169,67 @@ void CheckCall(const Layout &layout, const AotCall &call) {
   }
 }
 
+// A shape as Python prints a tuple: (), (5,), (4, 5).
+std::string PythonTuple(const int64_t *dims, int rank) {
+  std::string text = "(";
+  for (int i = 0; i < rank; ++i) {
+    text += (i > 0 ? ", " : "") + std::to_string(dims[i]);
+  }
+  return text + (rank == 1 ? ",)" : ")");
+}
+
+[[noreturn]] void FailAsPython(const std::string &sentence) {
+  throw std::runtime_error("For 'binary_cross_entropy_with_logits', " + sentence);
+}
+
+void CheckRankAsPython(const AotCall &call, int index, const char *name) {
+  const int rank = call.ndims[index];
+  if (rank < 0) Fail("argument " + std::to_string(index) + " has rank " + std::to_string(rank));
+  if (rank > kMaxRank) {
+    FailAsPython("'" + std::string(name) + "' has rank " + std::to_string(rank) + " (shape " +
+                 PythonTuple(call.shapes[index], rank) + "); at most 8 dimensions are supported.");
+  }
+}
+
+// numpy broadcasting with trailing alignment that must not enlarge input's shape.
+bool BroadcastsWithoutEnlarging(const int64_t *dims, int rank, const int64_t *input_dims, int input_rank) {
+  if (rank > input_rank) return false;
+  for (int i = 1; i <= rank; ++i) {
+    const int64_t dim = dims[rank - i];
+    if (dim != 1 && dim != input_dims[input_rank - i]) return false;
+  }
+  return true;
+}
+
+void CheckShapesAsPython(const Layout &layout, const AotCall &call) {
+  const int input = layout.first_input();
+  const int target = input + 1;
+  const std::vector<std::pair<int, const char *>> optional = {{layout.weight_index(), "weight"},
+                                                              {layout.pos_weight_index(), "pos_weight"}};
+  CheckRankAsPython(call, input, "input");
+  CheckRankAsPython(call, target, "target");
+  for (const auto &[index, name] : optional) {
+    if (index >= 0) CheckRankAsPython(call, index, name);
+  }
+  const int input_rank = call.ndims[input];
+  const int64_t *input_dims = call.shapes[input];
+  const std::string input_shape = PythonTuple(input_dims, input_rank);
+  if (call.ndims[target] != input_rank ||
+      !std::equal(input_dims, input_dims + input_rank, call.shapes[target])) {
+    FailAsPython("'input' and 'target' must have the same shape, but got input " + input_shape + " and target " +
+                 PythonTuple(call.shapes[target], call.ndims[target]) + ".");
+  }
+  for (const auto &[index, name] : optional) {
+    if (index >= 0 && !BroadcastsWithoutEnlarging(call.shapes[index], call.ndims[index], input_dims, input_rank)) {
+      FailAsPython("'" + std::string(name) + "' of shape " + PythonTuple(call.shapes[index], call.ndims[index]) +
+                   " must broadcast to the shape of 'input' " + input_shape + " without enlarging it.");
+    }
+  }
+}
+
 void Launch(const Layout &layout, int64_t reduction, const AotCall &call) {
   CheckCall(layout, call);
+  CheckShapesAsPython(layout, call);
   const int first = layout.first_input();
   TensorHandle grad_output = first == 0 ? TensorHandle() : MakeContiguousTensor(call, 0);
   TensorHandle input = MakeContiguousTensor(call, first);

@@ -1,4 +1,4 @@
-// PyNative entry points built with MindSpore's CustomOpBuilder (ms_bcewl/pyboost_path.py compiles this file once per
+// PyNative entry points built with MindSpore's CustomOpBuilder (ms_bcewl/bcewl_pyboost_path.py compiles this file once per
 // machine and MindSpore version): the loss and its gradients as pyboost operators, and a C++ autograd Function
 // that ties them together. A call here skips what an ops.Custom call pays in PyNative (Python infer functions, the
 // primitive's generic run path): 41 against 162 µs at 1e3 elements under launch_blocking() on the 2-core

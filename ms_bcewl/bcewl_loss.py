@@ -1,8 +1,8 @@
 """ms_bcewl.BCEWithLogitsLoss: the nn.Cell, a drop-in for mindspore.nn.BCEWithLogitsLoss."""
 from mindspore import nn
 
-from ms_bcewl.functional import binary_cross_entropy_with_logits
-from ms_bcewl.validation import check_is_tensor, check_reduction
+from ms_bcewl.bcewl_functional import binary_cross_entropy_with_logits
+from ms_bcewl.bcewl_validation import check_is_tensor, check_reduction
 
 _API = "BCEWithLogitsLoss"
 

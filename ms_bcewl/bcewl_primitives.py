@@ -11,15 +11,15 @@ Output shapes come from one of two places, hence two tables with the same keys:
 - PYNATIVE_FORWARD, keyed (..., target dtype): a Python shape function. PyNative infers every call anew, and
   MindSpore's C++ infer path for AOT ops costs about 15 µs a call, a third of a small call; PyNative shapes are
   always concrete, so the Python function is all it needs.
-``in_graph()`` tells the two apart at a call site (functional.py).
+``in_graph()`` tells the two apart at a call site (bcewl_functional.py).
 """
 from mindspore import ops
 from mindspore.ops import CustomRegOp, DataType, PrimitiveWithInfer
 
-from ms_bcewl import ascend_dispatch
-from ms_bcewl._library import library_path
-from ms_bcewl.second_order import gradient_bprop
-from ms_bcewl.validation import REDUCTIONS, SUPPORTED_DTYPES
+from ms_bcewl import bcewl_ascend_dispatch as ascend_dispatch
+from ms_bcewl._bcewl_library import library_path
+from ms_bcewl.bcewl_second_order import gradient_bprop
+from ms_bcewl.bcewl_validation import REDUCTIONS, SUPPORTED_DTYPES
 
 _VARIANTS = {(False, False): "plain", (True, False): "w", (False, True): "p", (True, True): "wp"}
 
@@ -155,7 +155,7 @@ def _host_forward_table(for_graph):
 
 
 # ---- Backend choice, made once at import (everything above is the host backend) ----
-# With device_target "Ascend" both tables hold ms_bcewl/ascend_dispatch.py's losses over the CANN op package's
+# With device_target "Ascend" both tables hold ms_bcewl/bcewl_ascend_dispatch.py's losses over the CANN op package's
 # kernels instead (one loss for every dtype of a PyNative key); same keys and call signatures.
 if ascend_dispatch.runs_on_ascend():
     GRAPH_FORWARD = ascend_dispatch.forward_table(ascend_dispatch.aclnn_kernels())

@@ -35,8 +35,8 @@ from pathlib import Path
 import mindspore
 from mindspore import ops
 
-from ms_bcewl import ascend_dispatch
-from ms_bcewl._library import LIBRARY_DIR
+from ms_bcewl import bcewl_ascend_dispatch as ascend_dispatch
+from ms_bcewl._bcewl_library import LIBRARY_DIR
 
 SOURCE = LIBRARY_DIR / "pyboost_entries.cpp"
 INCLUDE_DIR = LIBRARY_DIR / "include"

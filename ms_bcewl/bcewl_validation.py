@@ -5,8 +5,9 @@ The checks are pure functions of names, shapes and dtypes. ``check_arguments`` r
 value itself): graph mode evaluates it while compiling (the error is raised at the call that compiles the graph),
 PyNative mode calls it as the plain function it wraps, so a PyNative call pays for a few Python calls and no
 launched operator. Tensors themselves never enter the constexpr: graph mode would fold a constexpr that reads the
-concrete tensors of a call into constants. A dimension of -1 (dynamic shape) is
-unknown here; the native library checks it when the call runs.
+concrete tensors of a call into constants. With dynamic shapes a graph hands the checks None (or -1) for a
+dimension it does not know yet, and None (or a shape holding -2) for a tensor of unknown rank: what is known is
+checked here, the rest by the native library when the call runs, with the same sentence.
 """
 from mindspore import Tensor, ops
 from mindspore.common import dtype as mstype
@@ -15,6 +16,7 @@ from mindspore.ops.primitive import constexpr
 REDUCTIONS = ("none", "mean", "sum")
 SUPPORTED_DTYPES = (mstype.float16, mstype.float32, mstype.bfloat16)
 MAX_RANK = 8
+_UNKNOWN_DIMS = (None, -1)
 _DYNAMIC_RANK = -2
 
 
@@ -32,10 +34,10 @@ def describe(value):
 
     isinstance runs at compile time in graph mode, where a non-constant value that is not a Tensor reads as None.
     """
-    if value is None:
-        return None
     if isinstance(value, Tensor):
         return True, ops.shape(value), value.dtype
+    if value is None:
+        return None
     return False, value, None
 
 
@@ -48,11 +50,15 @@ def _check_description(api, name, description, optional):
 
 
 def check_reduction(api, reduction):
-    """TypeError for a non-string reduction, ValueError for an unknown one."""
+    """The reduction in lower case: 'none', 'mean' or 'sum' in any ASCII letter case, as MindSpore's own op takes
+    it. TypeError for a non-string reduction, ValueError for an unknown one."""
     if not isinstance(reduction, str):
         raise TypeError(f"{_prefix(api)}'reduction' must be a str, but got {type(reduction).__name__} {reduction!r}.")
-    if reduction not in REDUCTIONS:
-        raise ValueError(f"{_prefix(api)}'reduction' must be one of 'none', 'mean', 'sum', but got {reduction!r}.")
+    canonical = reduction.lower() if reduction.isascii() else reduction
+    if canonical not in REDUCTIONS:
+        raise ValueError(f"{_prefix(api)}'reduction' must be one of 'none', 'mean', 'sum' (in any letter case), "
+                         f"but got {reduction!r}.")
+    return canonical
 
 
 def _check_dtype(api, name, dtype):
@@ -61,7 +67,7 @@ def _check_dtype(api, name, dtype):
 
 
 def _is_dynamic_rank(shape):
-    return _DYNAMIC_RANK in shape
+    return shape is None or _DYNAMIC_RANK in shape
 
 
 def _check_rank(api, name, shape):
@@ -71,7 +77,7 @@ def _check_rank(api, name, shape):
 
 
 def _dims_agree(a, b):
-    return a == b or a == -1 or b == -1
+    return a == b or a in _UNKNOWN_DIMS or b in _UNKNOWN_DIMS
 
 
 def _check_same_shape(api, input_shape, target_shape):
@@ -88,7 +94,7 @@ def _check_broadcasts_to(api, name, shape, input_shape):
     if _is_dynamic_rank(shape) or _is_dynamic_rank(input_shape):
         return
     fits = len(shape) <= len(input_shape) and all(
-        dim in (1, -1) or _dims_agree(dim, target) for dim, target in zip(reversed(shape), reversed(input_shape)))
+        dim == 1 or _dims_agree(dim, target) for dim, target in zip(reversed(shape), reversed(input_shape)))
     if not fits:
         raise ValueError(f"{_prefix(api)}'{name}' of shape {shape} must broadcast to the shape of 'input' "
                          f"{input_shape} without enlarging it.")
@@ -114,28 +120,30 @@ def _check_all(api, input, target, weight, pos_weight, reduction):  # pylint: di
                  ("pos_weight", pos_weight, True))
     for name, description, optional in described:
         _check_description(api, name, description, optional)
-    check_reduction(api, reduction)
+    canonical = check_reduction(api, reduction)
     infos = [None if description is None else description[1:] for _, description, _ in described]
     check_tensors(api, *infos)
+    return canonical
 
 
-# Argument descriptions that passed every check: a training loop repeats the same few, and looking one up costs a
-# tenth of checking it again. Bounded, since each entry is a distinct signature.
-_PASSED = set()
+# Argument descriptions that passed every check, with their reduction in lower case: a training loop repeats the
+# same few, and looking one up costs a tenth of checking it again. Bounded, since each entry is a distinct signature.
+_PASSED = {}
 _PASSED_LIMIT = 4096
 
 
 @constexpr
 def check_arguments(api, input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
     """Every check of the error contract, in order: types, reduction, dtypes, ranks, shapes; each tensor argument
-    comes as its ``describe``."""
+    comes as its ``describe``. Returns the reduction in lower case."""
     arguments = (api, input, target, weight, pos_weight, reduction)
     try:
-        if arguments in _PASSED:
-            return
+        return _PASSED[arguments]
+    except KeyError:
         hashable = True
     except TypeError:  # a non-Tensor argument such as a list: the checks below reject it
         hashable = False
-    _check_all(*arguments)
+    canonical = _check_all(*arguments)
     if hashable and len(_PASSED) < _PASSED_LIMIT:
-        _PASSED.add(arguments)
+        _PASSED[arguments] = canonical
+    return canonical

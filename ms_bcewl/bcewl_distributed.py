@@ -12,7 +12,7 @@ from mindspore.common import dtype as mstype
 from mindspore.communication import GlobalComm
 
 from ms_bcewl import BCEWithLogitsLoss, binary_cross_entropy_with_logits
-from ms_bcewl.validation import check_arguments, describe
+from ms_bcewl.bcewl_validation import check_arguments, describe
 
 _API = "sharded_binary_cross_entropy_with_logits"
 
@@ -79,7 +79,7 @@ def sharded_binary_cross_entropy_with_logits(  # pylint: disable=redefined-built
     Args:
         input, target, weight, pos_weight: this worker's shards, as for
             :func:`ms_bcewl.binary_cross_entropy_with_logits`.
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``, in any letter case.
         group (str, optional): the communication group of the workers sharing the tensor; the world group if None.
 
     Returns:
@@ -88,7 +88,8 @@ def sharded_binary_cross_entropy_with_logits(  # pylint: disable=redefined-built
     Raises:
         TypeError, ValueError: as :func:`ms_bcewl.binary_cross_entropy_with_logits`, for this worker's shards.
     """
-    check_arguments(_API, describe(input), describe(target), describe(weight), describe(pos_weight), reduction)
+    reduction = check_arguments(_API, describe(input), describe(target), describe(weight), describe(pos_weight),
+                                reduction)
     if reduction == "none":
         return binary_cross_entropy_with_logits(input, target, weight, pos_weight, "none")
     # float32 sums: a float16 shard's sum could overflow where the whole mean does not.

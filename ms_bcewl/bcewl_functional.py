@@ -1,8 +1,10 @@
 """ms_bcewl.binary_cross_entropy_with_logits: validate, pick the primitive of the variant (or, in PyNative, the
-pyboost loss where pyboost_path.py chooses it), call it."""
-from ms_bcewl.primitives import GRAPH_FORWARD, PYNATIVE_FORWARD, in_graph
-from ms_bcewl.pyboost_path import PYBOOST, REDUCTION_CODES
-from ms_bcewl.validation import check_arguments, describe
+pyboost loss where bcewl_pyboost_path.py chooses it), call it."""
+from mindspore import Tensor
+
+from ms_bcewl.bcewl_primitives import GRAPH_FORWARD, PYNATIVE_FORWARD, in_graph
+from ms_bcewl.bcewl_pyboost_path import PYBOOST, REDUCTION_CODES
+from ms_bcewl.bcewl_validation import check_arguments, describe
 
 _API = "binary_cross_entropy_with_logits"
 
@@ -21,7 +23,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
         target (Tensor): y, same shape as ``input``; values outside [0, 1] are accepted.
         weight (Tensor, optional): w, broadcast to ``input`` (numpy rules, never enlarging it).
         pos_weight (Tensor, optional): p, the weight of positive examples, broadcast like ``weight``.
-        reduction (str): ``'none'``, ``'mean'`` (sum / numel(input)) or ``'sum'``.
+        reduction (str): ``'none'``, ``'mean'`` (sum / numel(input)) or ``'sum'``, in any letter case.
 
     Returns:
         Tensor of target's dtype: input's shape for ``'none'``, 0-d otherwise. Empty input gives an empty
@@ -31,8 +33,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
         TypeError: an argument is not a Tensor, has an unsupported dtype, or reduction is not a str.
         ValueError: shapes do not match or broadcast, rank above 8, or an unknown reduction.
     """
-    check_arguments(_API, describe(input), describe(target), describe(weight), describe(pos_weight), reduction)
-    variant = (weight is not None, pos_weight is not None, reduction)
+    reduction = check_arguments(_API, describe(input), describe(target), describe(weight), describe(pos_weight),
+                                reduction)
+    # isinstance, not `is None`: bytecode capture (jit(capture_mode="bytecode")) cannot decide `is None` on a
+    # computed tensor and breaks the graph there, and a break inside a differentiated function loses gradients.
+    has_weight, has_pos_weight = isinstance(weight, Tensor), isinstance(pos_weight, Tensor)
+    variant = (has_weight, has_pos_weight, reduction)
     if in_graph():
         primitive = GRAPH_FORWARD[variant]
     else:
@@ -42,10 +48,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
         if loss is not None:  # None: inside a higher-order gradient, which only the primitives' bprops give
             return loss
         primitive = PYNATIVE_FORWARD[variant + (target.dtype,)]
-    if weight is None and pos_weight is None:
+    if not has_weight and not has_pos_weight:
         return primitive(input, target)
-    if pos_weight is None:
+    if not has_pos_weight:
         return primitive(input, target, weight)
-    if weight is None:
+    if not has_weight:
         return primitive(input, target, pos_weight)
     return primitive(input, target, weight, pos_weight)

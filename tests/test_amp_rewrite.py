@@ -1,0 +1,48 @@
+"""AMP O1 (MindSpore's rewrite) on networks with ms_bcewl's Cell and with MindSpore's own loss, in one process.
+
+The rewrite copies the imports of each Cell it rewrites together with ``sys.path.insert(0, <the Cell's folder>)``
+and imports the base classes of MindSpore's cells by bare module name from the longest ``sys.path`` entry holding
+them (``from loss import LossBase`` once ``mindspore/nn/loss`` is on the path). With ms_bcewl's folder ahead of it,
+a module of ms_bcewl named like one of MindSpore's was taken for it:
+``ImportError: cannot import name 'LossBase' from 'loss' (.../ms_bcewl/loss.py)``.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import ms_bcewl
+
+# Built-in loss, ms_bcewl's, built-in again: each an O1 network that is built and run.
+PROGRAM = textwrap.dedent("""
+    import numpy as np
+    import mindspore as ms
+    from mindspore import amp, nn
+    import ms_bcewl
+
+    x = ms.Tensor(np.linspace(-2, 2, 8, dtype=np.float32).reshape(2, 4))
+    y = ms.Tensor(np.array([[1, 0, 1], [0, 1, 0]], np.float32))
+    for name, loss in (("mindspore", nn.BCEWithLogitsLoss()), ("ms_bcewl", ms_bcewl.BCEWithLogitsLoss()),
+                       ("mindspore", nn.BCEWithLogitsLoss())):
+        ms.set_seed(0)
+        network = amp.auto_mixed_precision(nn.WithLossCell(nn.Dense(4, 3), loss), "O1")
+        print(name, float(network(x, y).asnumpy()))
+""")
+
+
+def test_o1_networks_of_both_losses_build_in_one_process(tmp_path):
+    """ms_bcewl installed (under site-packages, which the rewrite treats as a third-party package) and a program
+    run from its own folder, as a user runs one."""
+    site_packages = tmp_path / "site-packages"
+    shutil.copytree(os.path.dirname(ms_bcewl.__file__), site_packages / "ms_bcewl",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(site_packages))
+    result = subprocess.run([sys.executable, "-P", "-c", PROGRAM], cwd=workdir, env=env, capture_output=True,
+                            text=True, timeout=600, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    losses = [line.split() for line in result.stdout.splitlines()]
+    assert [name for name, _ in losses] == ["mindspore", "ms_bcewl", "mindspore"], result.stdout
+    assert abs(float(losses[0][1]) - float(losses[1][1])) < 1e-3, result.stdout
