@@ -1,5 +1,6 @@
 """ms_bcewl.binary_cross_entropy_with_logits: validate, pick the primitive of the variant (or, in PyNative, the
 pyboost loss where pyboost_path.py chooses it), call it."""
+from ms_bcewl.mixed_precision import cast_arguments
 from ms_bcewl.primitives import GRAPH_FORWARD, PYNATIVE_FORWARD, in_graph
 from ms_bcewl.pyboost_path import PYBOOST, REDUCTION_CODES
 from ms_bcewl.validation import check_arguments, describe
@@ -36,6 +37,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     if in_graph():
         primitive = GRAPH_FORWARD[variant]
     else:
+        input, target, weight, pos_weight = cast_arguments(input, target, weight, pos_weight)
         pyboost_loss = PYBOOST.loss()
         if pyboost_loss is not None:
             return pyboost_loss(input, target, weight, pos_weight, REDUCTION_CODES[reduction])
