@@ -293,6 +293,41 @@ def test_auto_serves_the_primitives_until_the_module_is_ready_then_switches(monk
     assert asked == [False]  # the compile goes to the background builder process
 
 
+FIRST_CALL_SCRIPT = """
+import time
+import mindspore as ms, numpy as np
+ms.runtime.launch_blocking()
+ms.set_context(mode=ms.PYNATIVE_MODE)
+import ms_bcewl
+from ms_bcewl.pyboost_path import PYBOOST
+x, y = ms.Tensor(np.array([[-1.5, 0.25, 3.0]], np.float32)), ms.Tensor(np.array([[0.0, 1.0, 0.5]], np.float32))
+started = time.perf_counter()
+loss = float(ms_bcewl.binary_cross_entropy_with_logits(x, y, reduction="sum").asnumpy())
+print(time.perf_counter() - started, repr(loss), PYBOOST.wait() is None)
+"""
+
+
+def test_the_first_blocking_call_in_an_empty_cache_does_not_wait_for_the_compile(tmp_path):
+    """The first PyNative call under launch_blocking() blocked about 60 s while the module compiled, silently.
+    Here the compiler takes 20 s and fails: the first call returns long before, from the primitives, and the
+    process then learns in one warning line why the module could not be built."""
+    compiler = tmp_path / "slow-g++"
+    compiler.write_text("#!/bin/sh\nsleep 20\necho 'slow-g++: error: no compiler here' >&2\nexit 1\n")
+    compiler.chmod(0o755)
+    environment = {key: value for key, value in os.environ.items() if key != pyboost_path.PATH_VARIABLE}
+    environment.update(CXX=str(compiler), MS_BCEWL_CACHE_DIR=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, "-P", "-c", FIRST_CALL_SCRIPT], capture_output=True, text=True,
+                          timeout=600, env=environment, cwd=tmp_path, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    first_call_seconds, loss, fell_back = done.stdout.split()[-3:]
+    assert float(first_call_seconds) < 5, first_call_seconds
+    x, y = np.array([-1.5, 0.25, 3.0]), np.array([0.0, 1.0, 0.5])
+    np.testing.assert_allclose(float(loss), R.loss(x, y, reduction="sum"), rtol=1e-6)
+    assert fell_back == "True"
+    warned = [line for line in done.stderr.splitlines() if "could not build the pyboost module" in line]
+    assert len(warned) == 1 and "slow-g++: error: no compiler here" in warned[0], done.stderr[-3000:]
+
+
 def test_auto_warns_once_with_the_cause_first_in_one_line_and_keeps_the_primitives(monkeypatch):
     """Without g++ the warning was 3.7 KB, the cause at character 3,589, and suggested MS_BCEWL_PYNATIVE_PATH=aot."""
     monkeypatch.setattr(pyboost_path, "launch_blocking", lambda: True)
