@@ -18,10 +18,10 @@ Which path a PyNative call takes, by ``MS_BCEWL_PYNATIVE_PATH`` (unset or empty:
 - ``auto``: pyboost under ``mindspore.runtime.launch_blocking()`` once the module is ready, the primitives
   until then and in MindSpore's default asynchronous runtime, where a pyboost operator passes through two queue
   threads (1.3 ms a call at 1e3 elements against 0.23 ms for the primitive, on 2 cores). No call waits for a
-  compile: the first call that would take pyboost starts a helper thread's work, which loads a verified module or
-  has ``ms-bcewl build`` compile one in a process of its own at low priority (about a minute), and later calls
-  switch to it. A call keeps the path it started on. A module that cannot be built gives one warning, cause first,
-  and the primitives stay;
+  compile: the import (where launch_blocking() was called before it) or else the first call that would take
+  pyboost sets a helper thread going, which loads a verified module or has ``ms-bcewl build`` compile one in a
+  process of its own at low priority (about a minute), and later calls switch to it. A call keeps the path it
+  started on. A module that cannot be built gives one warning, cause first, and the primitives stay;
 - ``pyboost``: always; a call waits for the module (a line on stderr says so when it must be compiled) and raises
   where it cannot be built;
 - ``aot``: never.
@@ -364,7 +364,7 @@ class PyboostPath:
         if self.choice in ("auto", "pyboost"):
             self._start_helper()
         # Already chosen: the module is asked for now, since waking the helper later costs the call that does it
-        # a GIL handoff (milliseconds on a loaded machine).
+        # a GIL handoff.
         if self.choice == "pyboost" or (self.choice == "auto" and launch_blocking()):
             self._request(wait_for_compile=self.choice == "pyboost")
 
@@ -423,7 +423,7 @@ class PyboostPath:
             self._requested.wait()
             if not self._wait_for_compile:
                 # Lets the call that asked finish before this thread competes for the GIL: a thread that takes it
-                # while a call runs in C++ keeps it for up to the switch interval (5 ms).
+                # while a call runs in C++ may keep it for a whole switch interval.
                 time.sleep(REQUEST_GRACE_SECONDS)
             self._loss = self._prepare(folder, self._wait_for_compile)
         except Exception as error:  # pylint: disable=broad-except
