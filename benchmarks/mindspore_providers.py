@@ -40,6 +40,8 @@ class MindSporeGroup:
         ms.set_context(mode=ms.PYNATIVE_MODE)
         self.mode, self.runtime = mode, runtime
         # Builds (or loads) the pyboost module now, untimed, where PyNative calls will take it.
+        if runtime == "blocking":
+            PYBOOST.wait()
         self._pynative_path = "pyboost" if PYBOOST.loss() is not None else "ops.Custom primitives"
         self._noop = ops.Custom(f"{noop_library}:Noop", out_shape=lambda *shapes: shapes[0],
                                 out_dtype=lambda *dtypes: dtypes[0], func_type="aot")

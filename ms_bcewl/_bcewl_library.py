@@ -42,7 +42,7 @@ def check_library(path, machine=None):
     """ImportError unless `path` is an ELF shared library for `machine` (default: this one) that MindSpore can name."""
     path = Path(path)
     if not path.is_file():
-        raise ImportError(f"ms_bcewl: the native library {path} is missing. {REBUILD}")
+        raise ImportError(missing_library(path))
     if ":" in str(path):
         raise ImportError(f"ms_bcewl: the native library's path {path} contains ':', which MindSpore's "
                           "'file:function' name of a custom operator cannot carry. Install ms_bcewl into a directory "
@@ -52,6 +52,19 @@ def check_library(path, machine=None):
     problem = elf_problem(header, machine or platform.machine())
     if problem:
         raise ImportError(f"ms_bcewl: the native library {path} {problem}. {REBUILD}")
+
+
+def missing_library(path):
+    """What to say of a library that is not there: a source tree that has not been built is a package of its own
+    that Python imports ahead of the installed one when it is the current directory or on PYTHONPATH."""
+    package = path.parent.parent
+    tree = package.parent
+    if not ((tree / "setup.py").is_file() and (tree / "aclnn_adapter").is_dir()):
+        return f"ms_bcewl: the native library {path} is missing. {REBUILD}"
+    return (f"ms_bcewl: this ms_bcewl was imported from its source tree {tree} (the current directory or "
+            f"PYTHONPATH puts it ahead of an installed ms_bcewl), and that tree has no built library ({path}). Run "
+            f"from another directory or with 'python -P' to use the installed package, or build the tree in place "
+            f"with 'python setup.py build_ext --inplace' in {tree}.")
 
 
 def elf_problem(header, machine):

@@ -1,13 +1,16 @@
-"""The ms-bcewl command (also `python -m ms_bcewl`): info, check, bench.
+"""The ms-bcewl command (also `python -m ms_bcewl`): info, check, bench, build.
 
     ms-bcewl info     versions, the native library and its build, backend, SIMD level, threads, Ascend path,
-                      PyNative path
+                      PyNative path and whether its pyboost module is built
     ms-bcewl check    self-test against a float64 NumPy reference; exit code 0 when every case passes, else 1
     ms-bcewl bench    benchmarks/bench_bce_with_logits.py --quick when the source tree is here, else a short
                       timing of ms_bcewl against mindspore.ops.binary_cross_entropy_with_logits
+    ms-bcewl build    compiles the PyNative pyboost module into its cache now (steps on stderr, the module's path
+                      on stdout; exit code 0 or 1), so that no later call runs without it
 """
 import argparse
 import contextlib
+import ctypes
 import importlib.util
 import os
 import platform
@@ -35,7 +38,6 @@ TOLERANCES = {"float32": 1e-5, "float16": 1e-3, "bfloat16": 8e-3}
 ISA_ORDER = ("scalar", "avx2", "avx512", "avx512bf16")
 ISA_FLAGS = {"scalar": set(), "avx2": {"avx2", "fma", "f16c"}, "avx512": {"avx512f"},
              "avx512bf16": {"avx512f", "avx512dq", "avx512_bf16"}}
-MAX_THREADS = 256
 SOURCE_BENCHMARK = Path(ms_bcewl.__file__).resolve().parent.parent / "benchmarks" / "bench_bce_with_logits.py"
 
 
@@ -80,12 +82,13 @@ def simd_level():
     return f"{best} (CPU supports: {', '.join(supported)}; {source})"
 
 
-def threads():
-    """The kernels' thread count by their own rule: MS_BCEWL_NUM_THREADS when a positive integer, else the CPUs."""
-    requested = os.environ.get("MS_BCEWL_NUM_THREADS", "")
-    if requested.isdigit() and int(requested) > 0:
-        return f"{min(int(requested), MAX_THREADS)} (MS_BCEWL_NUM_THREADS)"
-    return f"{min(os.cpu_count() or 1, MAX_THREADS)} (os.cpu_count(); MS_BCEWL_NUM_THREADS unset)"
+def threads(path):
+    """The kernels' thread count, asked of the library: MS_BCEWL_NUM_THREADS as it reads it, else the cores this
+    process may run on."""
+    count = ctypes.CDLL(path).msBcewlKernelThreads()
+    requested = os.environ.get("MS_BCEWL_NUM_THREADS")
+    return f"{count} (MS_BCEWL_NUM_THREADS={requested!r})" if requested is not None else \
+        f"{count} (the cores this process may use; MS_BCEWL_NUM_THREADS unset)"
 
 
 @contextlib.contextmanager
@@ -131,7 +134,7 @@ def info_rows():
             ("MindSpore", ms.__version__), ("NumPy", np.__version__),
             ("Python", f"{platform.python_version()} ({sys.executable})"),
             ("library", path), ("library build", library_build(path)), ("backend", backend()),
-            ("SIMD level", simd_level()), ("threads", threads()), ("Ascend path", ascend_path()),
+            ("SIMD level", simd_level()), ("threads", threads(path)), ("Ascend path", ascend_path()),
             ("PyNative path", pyboost_path.describe(pyboost_path.PYBOOST.choice, os.environ))]
 
 
@@ -261,6 +264,29 @@ def bench(args):
 
 
 # ----------------------------------------------------------------------------------------------------------------
+# build
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def build(background=False):
+    """Compiles the pyboost module where no verified build is cached. background: the builder a PyNative call
+    starts, at low priority."""
+    if background:
+        os.nice(10)
+
+    def progress(text):
+        print(f"ms_bcewl: {text}", file=sys.stderr, flush=True)
+
+    try:
+        path = pyboost_path.build(progress=progress)
+    except (RuntimeError, OSError, ImportError) as error:
+        progress(f"{pyboost_path.BUILD_FAILED}{pyboost_path.failure_cause(error)}")
+        return 1
+    print(path)
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------------------------
 # command line
 # ----------------------------------------------------------------------------------------------------------------
 
@@ -296,6 +322,8 @@ def parse_args(argv):
     bench_parser.add_argument("--builtin", action="store_true", help="the built-in timing even in a source tree")
     bench_parser.add_argument("--size", type=element_count, default=100_000, help="elements for the built-in timing")
     bench_parser.add_argument("--repeat", type=int, default=15, help="samples for the built-in timing")
+    build_parser = commands.add_parser("build", help="compile the PyNative pyboost module now")
+    build_parser.add_argument("--background", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -305,4 +333,6 @@ def main(argv=None):
         return info()
     if args.command == "check":
         return check(args.modes)
+    if args.command == "build":
+        return build(args.background)
     return bench(args)

@@ -2,6 +2,7 @@
 pyboost loss where bcewl_pyboost_path.py chooses it), call it."""
 from mindspore import Tensor
 
+from ms_bcewl.bcewl_mixed_precision import cast_arguments
 from ms_bcewl.bcewl_primitives import GRAPH_FORWARD, PYNATIVE_FORWARD, in_graph
 from ms_bcewl.bcewl_pyboost_path import PYBOOST, REDUCTION_CODES
 from ms_bcewl.bcewl_validation import check_arguments, describe
@@ -42,6 +43,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     if in_graph():
         primitive = GRAPH_FORWARD[variant]
     else:
+        input, target, weight, pos_weight = cast_arguments(input, target, weight, pos_weight)
         pyboost_loss = PYBOOST.loss()
         loss = None if pyboost_loss is None else pyboost_loss(input, target, weight, pos_weight,
                                                               REDUCTION_CODES[reduction])

@@ -3,30 +3,41 @@
 MindSpore's CustomOpBuilder compiles aclnn_adapter/src/pyboost/pyboost_entries.cpp (shipped beside the library
 as ms_bcewl/lib/pyboost_entries.cpp, with the aclnn headers in ms_bcewl/lib/include) against the installed
 MindSpore, once per machine: the module is kept in a cache folder keyed by the source, the headers, MindSpore's and
-Python's versions and the library's folder (``~/.cache/ms_bcewl``, or ``MS_BCEWL_CACHE_DIR``). The first call that
-needs it compiles it, which takes about 45 s; a process that finds it up to date only loads it, and removes the
-module's other builds that nothing has loaded for STALE_AFTER_DAYS.
+Python's versions and the library's folder (``~/.cache/ms_bcewl``, or ``MS_BCEWL_CACHE_DIR``). A build ends by
+recording the module's size and SHA-256 beside it; a module that does not match its record (a build killed half
+way, a truncated or emptied file) is never loaded but built again. A verified module is loaded without writing to
+the folder, so a read-only cache serves. Loading one removes the module's other builds that nothing has loaded for
+STALE_AFTER_DAYS.
 
 A call through it skips what an ``ops.Custom`` call pays in PyNative (the Python infer functions, the primitive's
 generic run path): 41 µs against 162 µs per call at 1e3 elements under ``launch_blocking()``, and 0.49 ms against
 1.26 ms for ``value_and_grad``, on the 2-core reference machine (docs/performance.md). The values and gradients are
 bit for bit those of the primitives: both run the same aclnn API of libms_bcewl.so.
 
-Which path a PyNative call takes, by ``MS_BCEWL_PYNATIVE_PATH``:
-- ``auto`` (default): pyboost under ``mindspore.runtime.launch_blocking()``, the primitives in MindSpore's default
-  asynchronous runtime, where a pyboost operator passes through two queue threads (1.3 ms a call at 1e3 elements
-  against 0.23 ms for the primitive, on 2 cores);
-- ``pyboost``: always (an error at the call if the module cannot be built);
+Which path a PyNative call takes, by ``MS_BCEWL_PYNATIVE_PATH`` (unset or empty: ``auto``):
+- ``auto``: pyboost under ``mindspore.runtime.launch_blocking()`` once the module is ready, the primitives
+  until then and in MindSpore's default asynchronous runtime, where a pyboost operator passes through two queue
+  threads (1.3 ms a call at 1e3 elements against 0.23 ms for the primitive, on 2 cores). No call waits for a
+  compile: the import (where launch_blocking() was called before it) or else the first call that would take
+  pyboost sets a helper thread going, which loads a verified module or has ``ms-bcewl build`` compile one in a
+  process of its own at low priority (about a minute), and later calls switch to it. A call keeps the path it
+  started on. A module that cannot be built gives one warning, cause first, and the primitives stay;
+- ``pyboost``: always; a call waits for the module (a line on stderr says so when it must be compiled) and raises
+  where it cannot be built;
 - ``aot``: never.
-Under ``auto``, a module that cannot be built (no g++, no ninja, ...) gives one warning saying why, and the
-primitives run. Graphs (GRAPH_MODE, ``mindspore.jit``) always use the primitives; so does the Ascend backend.
+``ms-bcewl build`` compiles the module ahead, ``ms-bcewl info`` says whether it is built. Graphs (GRAPH_MODE,
+``mindspore.jit``) always use the primitives; so does the Ascend backend.
 """
+import ctypes
 import fcntl
 import hashlib
+import importlib.util
 import os
 import re
 import shutil
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -40,17 +51,22 @@ from ms_bcewl._bcewl_library import LIBRARY_DIR
 
 SOURCE = LIBRARY_DIR / "pyboost_entries.cpp"
 INCLUDE_DIR = LIBRARY_DIR / "include"
+PACKAGE_ROOT = LIBRARY_DIR.parent.parent  # the folder holding this ms_bcewl, for the builder process
 MODULE_NAME = "ms_bcewl_pyboost"
 PATH_VARIABLE = "MS_BCEWL_PYNATIVE_PATH"
 CACHE_VARIABLE = "MS_BCEWL_CACHE_DIR"
 CHOICES = ("auto", "pyboost", "aot")
 STALE_AFTER_DAYS = 30
 REDUCTION_CODES = {"none": 0, "mean": 1, "sum": 2}
+BUILD_LOG = ".build_log.txt"  # where MindSpore's builder keeps the compiler's output
+BUILD_FAILED = "could not build the pyboost module: "
+PROGRESS_EVERY_SECONDS = 10
+REQUEST_GRACE_SECONDS = 0.2
 
 
 def choice_from(environ):
-    """The MS_BCEWL_PYNATIVE_PATH setting; ValueError for an unknown one."""
-    choice = environ.get(PATH_VARIABLE, "auto")
+    """The MS_BCEWL_PYNATIVE_PATH setting (empty reads as unset); ValueError for an unknown one."""
+    choice = environ.get(PATH_VARIABLE) or "auto"
     if choice not in CHOICES:
         raise ValueError(f"ms_bcewl: {PATH_VARIABLE}={choice!r} is not one of {', '.join(CHOICES)}.")
     return choice
@@ -89,89 +105,348 @@ def build_folder(root, name=MODULE_NAME, source=SOURCE, include_dir=INCLUDE_DIR)
     return root / f"{name}-{build_key(source, include_dir)}"
 
 
+# ----------------------------------------------------------------------------------------------------------------
+# One build folder: verify, build, load
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def module_file(folder, name=MODULE_NAME):
+    return folder / f"{name}.so"
+
+
+def record_file(folder, name=MODULE_NAME):
+    """Written after a successful build: the module's SHA-256 and size."""
+    return folder / f"{name}.so.sha256"
+
+
+def fingerprint(path):
+    """'<sha256> <size>' of a file."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return f"{digest.hexdigest()} {path.stat().st_size}"
+
+
+def verified_module(folder, name=MODULE_NAME):
+    """The module file when it matches the record its build wrote, else None (missing, unfinished, damaged)."""
+    module, record = module_file(folder, name), record_file(folder, name)
+    try:
+        matches = module.is_file() and record.read_text(encoding="utf-8").strip() == fingerprint(module)
+    except OSError:
+        return None
+    return module if matches else None
+
+
+def state(folder, name=MODULE_NAME):
+    """'verified', 'building' (another process holds the folder), 'damaged' (a module without a matching
+    record) or 'absent'."""
+    if verified_module(folder, name):
+        return "verified"
+    try:
+        with open(folder / ".lock", encoding="utf-8") as lock:
+            fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return "building"
+    except OSError:
+        pass
+    return "damaged" if module_file(folder, name).exists() else "absent"
+
+
+def build(source=SOURCE, include_dir=INCLUDE_DIR, root=None, name=MODULE_NAME, progress=None):
+    """The verified module file of `name` in its cache folder, compiled first where there is none (one process at
+    a time per folder). progress(text), where given, hears each step. RuntimeError or OSError where it fails."""
+    progress = progress or (lambda text: None)
+    folder = build_folder(root or cache_root(os.environ), name, source, include_dir)
+    found = verified_module(folder, name)  # a read-only cache ends here
+    if found is None:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / ".lock", "a", encoding="utf-8") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                progress(f"waiting for another process building in {folder}")
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            found = verified_module(folder, name) or rebuild(source, include_dir, folder, name, progress)
+    progress(f"verified module {found}")
+    return found
+
+
+def rebuild(source, include_dir, folder, name, progress):
+    """Compiles the module into `folder` (locked by the caller) and records it. A module there without a matching
+    record goes first: ninja would take its time stamp for up to date. So does the lock file a killed build of
+    MindSpore's builder leaves behind, which would make the next build wait for ever; where keeping the objects
+    fails, the build starts again from nothing."""
+    for stale in (module_file(folder, name), record_file(folder, name), folder / "build.lock"):
+        stale.unlink(missing_ok=True)
+    try:
+        compile_into(source, include_dir, folder, name, progress)
+    except (RuntimeError, OSError):
+        if not any(folder.glob("*.o")):
+            raise
+        progress("the kept objects did not link; compiling everything again")
+        for path in folder.iterdir():
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.name != ".lock":
+                path.unlink()
+        compile_into(source, include_dir, folder, name, progress)
+    record_file(folder, name).with_suffix(".tmp").write_text(fingerprint(module_file(folder, name)), "utf-8")
+    record_file(folder, name).with_suffix(".tmp").replace(record_file(folder, name))
+    return module_file(folder, name)
+
+
+def compile_into(source, include_dir, folder, name, progress):
+    """MindSpore's CustomOpBuilder run on `folder`, with a progress line every PROGRESS_EVERY_SECONDS."""
+    builder = ops.CustomOpBuilder(name, str(source), backend="CPU", include_paths=[str(include_dir)],
+                                  ldflags=f"-L{LIBRARY_DIR} -lms_bcewl -Wl,-rpath,{LIBRARY_DIR}",
+                                  build_dir=str(folder))
+    progress(f"compiling {source} into {folder} (about a minute)")
+    started, finished = time.monotonic(), threading.Event()
+
+    def report():
+        while not finished.wait(PROGRESS_EVERY_SECONDS):
+            progress(f"still compiling ({time.monotonic() - started:.0f} s)")
+
+    reporter = threading.Thread(target=report, daemon=True)
+    reporter.start()
+    try:
+        builder.build()
+    except RuntimeError as error:
+        raise RuntimeError(f"{failure_cause(error)} (compiler output: {folder / BUILD_LOG})") from error
+    finally:
+        finished.set()
+        reporter.join()
+    progress(f"compiled in {time.monotonic() - started:.0f} s")
+
+
+def load(path, name=MODULE_NAME):
+    """Imports the compiled module at `path` (no write to its folder). ctypes maps it first, without holding the
+    GIL, so that the import, which holds it, only runs the module's initialisation: the calls of other threads
+    wait for milliseconds less."""
+    ctypes.CDLL(str(path))
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    return module
+
+
 def build_module(source=SOURCE, include_dir=INCLUDE_DIR, root=None, name=MODULE_NAME):
-    """Compiles (if needed) and loads the module; one process at a time per build folder. The benchmarks build
-    their pyboost no-op with it too."""
-    build_dir = build_folder(root or cache_root(os.environ), name, source, include_dir)
-    build_dir.mkdir(parents=True, exist_ok=True)
-    with open(build_dir / ".lock", "w", encoding="utf-8") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        builder = ops.CustomOpBuilder(name, str(source), backend="CPU", include_paths=[str(include_dir)],
-                                      ldflags=f"-L{LIBRARY_DIR} -lms_bcewl -Wl,-rpath,{LIBRARY_DIR}",
-                                      build_dir=str(build_dir))
-        module = builder.load()
-    remove_stale_builds(build_dir.parent, name, build_dir)
+    """Builds (where needed) and loads module `name`. The benchmarks build their pyboost no-op with it too."""
+    return use_module(build(source, include_dir, root, name), name)
+
+
+def use_module(path, name=MODULE_NAME):
+    """Loads the verified module at `path`, marking its build used, then removes the module's stale builds."""
+    try:
+        os.utime(path.parent / ".lock")  # for remove_stale_builds
+    except OSError:
+        pass  # a read-only cache
+    module = load(path, name)
+    remove_stale_builds(path.parent.parent, name, path.parent)
     return module
 
 
 def remove_stale_builds(root, name, keep, now=None):
     """Removes the other builds of module `name` under root that no process has loaded for STALE_AFTER_DAYS (a load
-    rewrites its folder's .lock): a new source or MindSpore version leaves the old build behind. One that another
-    process holds (building or loading it) stays."""
+    touches its folder's .lock): a new source or MindSpore version leaves the old build behind. One that another
+    process holds (building or loading it) stays; so does everything in a cache this process may not change."""
     cutoff = (time.time() if now is None else now) - STALE_AFTER_DAYS * 86400
     for folder in root.glob(f"{name}-*"):
         lock = folder / ".lock"
         if (folder == keep or not re.fullmatch(rf"{re.escape(name)}-[0-9a-f]{{16}}", folder.name)
                 or not lock.is_file() or lock.stat().st_mtime > cutoff):
             continue
-        with open(lock, "a", encoding="utf-8") as handle:  # "a": opening leaves the time stamp as it is
-            try:
+        try:
+            with open(lock, "a", encoding="utf-8") as handle:  # "a": opening leaves the time stamp as it is
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue
-            shutil.rmtree(folder, ignore_errors=True)
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:  # held by another process (BlockingIOError), or read-only
+            continue
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Failures, in one line
+# ----------------------------------------------------------------------------------------------------------------
+
+# Lines of a compiler's or a shell's output that name what went wrong.
+_CAUSE = re.compile(r"(error|not found|no such file|cannot|fatal|permission denied)", re.IGNORECASE)
+
+
+def failure_cause(error):
+    """One line saying why a build failed: MindSpore's builder puts the whole compiler output (kilobytes of
+    command lines) in its RuntimeError, with what went wrong near the end."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    causes = [line for line in lines[1:] if _CAUSE.search(line) and len(line) < 500]
+    cause = causes[0] if causes else (lines[0] if lines else type(error).__name__)
+    return cause if len(cause) <= 300 else cause[:297] + "..."
+
+
+def builder_command(root):
+    """`ms-bcewl build --background` of this very package into `root`, and its environment."""
+    environment = dict(os.environ, **{CACHE_VARIABLE: str(root), PATH_VARIABLE: "aot"})
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))
+    return [sys.executable, "-m", "ms_bcewl", "build", "--background"], environment
+
+
+def build_in_background(root):
+    """Runs the builder process and waits for it; RuntimeError with its one-line cause where it fails. Its output
+    goes to an unnamed file, not a pipe: a builder that outlives this process must still finish its build."""
+    command, environment = builder_command(root)
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as output:
+        done = subprocess.run(command, cwd=PACKAGE_ROOT, env=environment, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=output, check=False)
+        output.seek(0)
+        text = output.read()
+    if done.returncode != 0:
+        reported = [line for line in text.splitlines() if line.startswith(f"ms_bcewl: {BUILD_FAILED}")]
+        raise RuntimeError(reported[-1].split(BUILD_FAILED, 1)[1] if reported else text[-300:])
+
+
+def default_folder():
+    """This package's build folder in the cache root the environment names."""
+    return build_folder(cache_root(os.environ))
+
+
+def prepare_module(folder, wait_for_compile):
+    """The pyboost loss function of the module in `folder`, compiled first where no verified build is there: in
+    this process when the caller waits for it, else by a builder process of its own at low priority."""
+    path = verified_module(folder)
+    if path is None and wait_for_compile:
+        path = build(root=folder.parent)
+    elif path is None:
+        build_in_background(folder.parent)
+        path = verified_module(folder)
+        if path is None:
+            raise RuntimeError(f"the builder process left no verified module in {folder}")
+    return use_module(path).binary_cross_entropy_with_logits
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The choice, call by call
+# ----------------------------------------------------------------------------------------------------------------
 
 
 def describe(choice, environ):
     """One line for `ms-bcewl info`: the setting, what it does, and whether this machine's module is built."""
     if ascend_dispatch.runs_on_ascend():
         return "ops.Custom primitives (Ascend backend)"
-    built_dir = build_folder(cache_root(environ))
-    built = f"module built in {built_dir}" if (built_dir / f"{MODULE_NAME}.so").is_file() else "module not built yet"
+    if choice not in CHOICES:
+        return f"{PATH_VARIABLE}={choice!r} is not one of {', '.join(CHOICES)}: PyNative calls raise ValueError"
+    folder = build_folder(cache_root(environ))
+    built = {"verified": f"module built in {folder}", "building": f"module being built in {folder}",
+             "damaged": f"module in {folder} damaged or unfinished (the next build replaces it)",
+             "absent": "module not built yet ('ms-bcewl build' builds it)"}[state(folder)]
     meaning = {"auto": "pyboost under launch_blocking(), ops.Custom primitives otherwise",
                "pyboost": "pyboost in both runtimes", "aot": "ops.Custom primitives"}[choice]
     return f"{choice}: {meaning}; {built} ({PATH_VARIABLE})"
 
 
 class PyboostPath:
-    """Hands PyNative calls the pyboost loss where the setting and the runtime choose it (``loss()``)."""
+    """Hands PyNative calls the pyboost loss where the setting and the runtime choose it (``loss()``).
 
-    def __init__(self, choice, build=build_module):
+    A helper thread, started here, finds the build folder (locate()) and waits until the module is asked for (here
+    where the setting or launch_blocking() already chooses pyboost, else by the first call that would take it), then
+    runs prepare(folder, wait_for_compile) once."""
+
+    def __init__(self, choice, prepare=prepare_module, locate=default_folder):
         self.choice = "aot" if ascend_dispatch.runs_on_ascend() else choice
-        self._build = build
+        self._prepare, self._locate = prepare, locate
         self._loss = None
         self._failure = None
+        self._warned = False
         self._blocking = False
-        self._lock = threading.Lock()
+        self._requested = threading.Event()
+        self._done = threading.Event()
+        self._wait_for_compile = False
+        self._helper_pid = None
+        if self.choice in ("auto", "pyboost"):
+            self._start_helper()
+        # Already chosen: the module is asked for now, since waking the helper later costs the call that does it
+        # a GIL handoff.
+        if self.choice == "pyboost" or (self.choice == "auto" and launch_blocking()):
+            self._request(wait_for_compile=self.choice == "pyboost")
 
     def loss(self):
         """loss(input, target, weight, pos_weight, reduction code) for this call, or None: use the primitives."""
         if self.choice == "aot":
             return None
-        if self.choice == "auto" and not self._blocking:
+        if self.choice == "pyboost":
+            return self._loss if self._loss is not None else self.wait(explicit=True)
+        if self.choice != "auto":
+            raise ValueError(f"ms_bcewl: {PATH_VARIABLE}={self.choice!r} is not one of {', '.join(CHOICES)}.")
+        if not self._blocking:
             if not launch_blocking():
                 return None
             self._blocking = True  # launch_blocking() cannot be undone: no need to ask again
-        if self._loss is None and self._failure is None:
-            self._load()
-        if self._failure is not None and self.choice == "pyboost":
-            raise RuntimeError(f"ms_bcewl: {PATH_VARIABLE}=pyboost, but the pyboost module could not be built: "
-                               f"{self._failure}")
+        if self._loss is None:
+            self._not_ready_yet()
         return self._loss
 
-    def _load(self):
-        with self._lock:
-            if self._loss is not None or self._failure is not None:
-                return
-            try:
-                self._loss = self._build().binary_cross_entropy_with_logits
-            except Exception as error:  # pylint: disable=broad-except
-                # A failed compile raises RuntimeError, a missing ninja or g++ OSError, a bad module ImportError.
-                self._failure = f"{type(error).__name__}: {error}"
-                if self.choice == "auto":
-                    warnings.warn(f"ms_bcewl: PyNative calls run through the ops.Custom primitives, because the "
-                                  f"pyboost module could not be built ({self._failure}). Set {PATH_VARIABLE}=aot "
-                                  "to choose them without trying.", RuntimeWarning, stacklevel=4)
+    def wait(self, explicit=False):
+        """The pyboost loss once the module is ready (compiled in this process where needed), or None where it
+        cannot be built (RuntimeError instead for an explicit MS_BCEWL_PYNATIVE_PATH=pyboost). Tests and benchmarks
+        call it to know which path the calls that follow take."""
+        self._request(wait_for_compile=True)
+        if not self._done.wait(1.0):
+            print("ms_bcewl: waiting for the pyboost module (it compiles once per machine, in about a minute; "
+                  "'ms-bcewl build' compiles it ahead)", file=sys.stderr, flush=True)
+            self._done.wait()
+        if self._failure is not None and explicit:
+            raise RuntimeError(f"ms_bcewl: {BUILD_FAILED}{self._failure} ({PATH_VARIABLE}=pyboost asks for it)")
+        self._warn_once()
+        return self._loss
+
+    def _not_ready_yet(self):
+        if self._done.is_set():
+            self._warn_once()
+        elif not self._requested.is_set() or self._helper_pid != os.getpid():
+            self._request()
+
+    def _request(self, wait_for_compile=False):
+        """Sets the helper going; the first request says whether to compile in this process."""
+        if self._helper_pid != os.getpid():  # a forked child has no helper thread
+            self._start_helper()
+        if not self._requested.is_set():
+            self._wait_for_compile = wait_for_compile
+            self._requested.set()
+
+    def _start_helper(self):
+        self._helper_pid = os.getpid()
+        self._requested, self._done = threading.Event(), threading.Event()
+        threading.Thread(target=self._serve, name="ms_bcewl pyboost module", daemon=True).start()
+
+    def _serve(self):
+        try:
+            folder = self._locate()  # hashing the sources now, before any call asks, costs no call its GIL
+            self._requested.wait()
+            if not self._wait_for_compile:
+                # Lets the call that asked finish before this thread competes for the GIL: a thread that takes it
+                # while a call runs in C++ may keep it for a whole switch interval.
+                time.sleep(REQUEST_GRACE_SECONDS)
+            self._loss = self._prepare(folder, self._wait_for_compile)
+        except Exception as error:  # pylint: disable=broad-except
+            # A failed compile raises RuntimeError, a missing ninja or g++ OSError, a bad module ImportError.
+            self._failure = failure_cause(error)
+        finally:
+            self._done.set()
+
+    def _warn_once(self):
+        if self._failure is None or self._warned or self.choice != "auto":
+            return
+        self._warned = True
+        warnings.warn(f"ms_bcewl: {BUILD_FAILED}{self._failure}; PyNative calls run through the ops.Custom "
+                      f"primitives ('ms-bcewl build' tries again, step by step; {PATH_VARIABLE}=aot skips it).",
+                      RuntimeWarning, stacklevel=5)
 
 
-PYBOOST = PyboostPath(choice_from(os.environ))
+def _setting(environ):
+    """The setting, or the unknown value as it is: the first PyNative call raises for it, `ms-bcewl info` shows it."""
+    try:
+        return choice_from(environ)
+    except ValueError:
+        return environ[PATH_VARIABLE]
+
+
+PYBOOST = PyboostPath(_setting(os.environ))

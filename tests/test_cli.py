@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 INSTALLED_PACKAGE = Path(importlib.util.find_spec("ms_bcewl").origin).resolve().parent
 
 # cli.check with a reference that forgets pos_weight: every case must fail.
@@ -49,19 +51,50 @@ def test_info_reports_versions_library_backend_and_ascend_path(tmp_path):
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d, [\d,]+ bytes", rows["library build"])
     assert rows["backend"].startswith("CPU")
     assert re.match(r"(scalar|avx2|avx512|avx512bf16|unknown) \(", rows["SIMD level"])
-    assert re.match(r"\d+ ", rows["threads"])
+    assert int(rows["threads"].split()[0]) == min(os.cpu_count(), len(os.sched_getaffinity(0)))
     assert rows["Ascend path"].startswith(("available", "not available"))
     assert re.fullmatch(r"auto: pyboost under launch_blocking\(\), ops.Custom primitives otherwise; module "
-                        r"(built in \S+|not built yet) \(MS_BCEWL_PYNATIVE_PATH\)", rows["PyNative path"])
+                        r"(built in \S+|not built yet \('ms-bcewl build' builds it\)) \(MS_BCEWL_PYNATIVE_PATH\)",
+                        rows["PyNative path"])
 
 
-def test_info_takes_threads_and_isa_from_the_environment(tmp_path):
-    env = dict(os.environ, MS_BCEWL_NUM_THREADS="3", MS_BCEWL_ISA="scalar", MS_BCEWL_PYNATIVE_PATH="aot")
+def info_row(name, stdout):
+    return re.search(rf"^{name}\s+(.*)$", stdout, re.MULTILINE).group(1)
+
+
+@pytest.mark.parametrize("value, threads", [("3", 3), (" 3", 3), ("+4", 4)])
+def test_info_reports_the_threads_the_library_uses(tmp_path, value, threads):
+    """The library reads MS_BCEWL_NUM_THREADS with strtol (" 3" and "+4" are 3 and 4); info read it with
+    str.isdigit and reported the cores instead."""
+    env = dict(os.environ, MS_BCEWL_NUM_THREADS=value, MS_BCEWL_ISA="scalar", MS_BCEWL_PYNATIVE_PATH="aot")
     done = ms_bcewl_command("info", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
-    assert re.search(r"^PyNative path\s+aot: ops.Custom primitives; module", done.stdout, re.MULTILINE)
-    assert re.search(r"^threads\s+3 \(MS_BCEWL_NUM_THREADS\)", done.stdout, re.MULTILINE)
-    assert re.search(r"^SIMD level\s+scalar \(.*MS_BCEWL_ISA=scalar\)", done.stdout, re.MULTILINE)
+    assert info_row("threads", done.stdout).startswith(f"{threads} (MS_BCEWL_NUM_THREADS={value!r})")
+    assert re.match(r"aot: ops.Custom primitives; module", info_row("PyNative path", done.stdout))
+    assert re.match(r"scalar \(.*MS_BCEWL_ISA=scalar\)", info_row("SIMD level", done.stdout))
+
+
+def test_info_shows_an_unknown_pynative_setting_instead_of_failing(tmp_path):
+    """`import ms_bcewl` raised for MS_BCEWL_PYNATIVE_PATH=fast, so info could not run; an empty value failed too."""
+    done = ms_bcewl_command("info", cwd=tmp_path, env=dict(os.environ, MS_BCEWL_PYNATIVE_PATH="fast"))
+    assert done.returncode == 0, done.stderr
+    assert info_row("PyNative path", done.stdout) == ("MS_BCEWL_PYNATIVE_PATH='fast' is not one of auto, pyboost, "
+                                                      "aot: PyNative calls raise ValueError")
+    done = ms_bcewl_command("info", cwd=tmp_path, env=dict(os.environ, MS_BCEWL_PYNATIVE_PATH=""))
+    assert done.returncode == 0, done.stderr
+    assert info_row("PyNative path", done.stdout).startswith("auto: ")
+
+
+def test_build_without_a_compiler_says_why_in_one_line(tmp_path):
+    """`ms-bcewl build` with g++ missing: exit code 1 and the compiler's complaint first on the last line."""
+    env = dict(os.environ, CXX=str(tmp_path / "no-such-g++"), MS_BCEWL_CACHE_DIR=str(tmp_path / "cache"))
+    done = ms_bcewl_command("build", cwd=tmp_path, env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert re.match(rf"ms_bcewl: could not build the pyboost module: .*{re.escape(str(tmp_path))}/no-such-g\+\+: "
+                    r"not found", last), last
+    assert len(last) < 400
+    assert "ms_bcewl: compiling" in done.stderr
 
 
 def test_check_passes_every_mode_dtype_and_reduction(tmp_path):

@@ -63,6 +63,17 @@ def test_a_missing_library_says_how_to_build_it(tmp_path):
         _library.check_library(tmp_path / "libms_bcewl.so")
 
 
+def test_an_unbuilt_source_tree_is_named_as_shadowing_the_installed_package(tmp_path):
+    """`python -m ms_bcewl info` in the source tree: its ms_bcewl, which has no built library, is the one Python
+    imports; the error said to reinstall, which changes nothing."""
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "aclnn_adapter").mkdir()
+    library = tmp_path / "ms_bcewl" / "lib" / "libms_bcewl.so"
+    with pytest.raises(ImportError, match=rf"imported from its source tree {tmp_path} \(the current directory or "
+                                          r"PYTHONPATH puts it ahead of an installed ms_bcewl\).*python -P"):
+        _library.check_library(library)
+
+
 def test_a_shared_library_for_this_machine_passes(tmp_path):
     _library.check_library(write(tmp_path, elf_header(X86_64)), machine="x86_64")
     _library.check_library(write(tmp_path, elf_header(AARCH64)), machine="aarch64")

@@ -14,6 +14,10 @@ extern "C" {
 // failure replaces it. The pointer is valid until the calling thread calls this function again.
 ACL_FUNC_VISIBILITY const char *msBcewlLastErrorMessage(void);
 
+// The threads the host kernels may use for one loop, by their own rule (MS_BCEWL_NUM_THREADS as strtol reads it,
+// else the cores this process may run on): what `ms-bcewl info` reports, asked rather than recomputed.
+ACL_FUNC_VISIBILITY int32_t msBcewlKernelThreads(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,8 @@
 #include <system_error>
 #include <thread>
 
+#include "ms_bcewl/ms_bcewl_host.h"
+
 namespace ms_bcewl::kernel {
 namespace {
 
@@ -227,3 +229,5 @@ void RunTasks(int tasks, TaskFunction function, void *context) { ThePool().Run(t
 void HoldWorkersForTesting(bool held) { ThePool().HoldWorkers(held); }
 
 }  // namespace ms_bcewl::kernel
+
+extern "C" int32_t msBcewlKernelThreads(void) { return ms_bcewl::kernel::KernelThreads(); }
