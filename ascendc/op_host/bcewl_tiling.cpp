@@ -222,6 +222,61 @@ void Finish(const GeometryPlan& geometry, TilingPlan<Data>* plan) {
   plan->ubBytes = geometry.ubBytes;
 }
 
+bool IsKnownReduction(Reduction reduction) {
+  return reduction == Reduction::kNone || reduction == Reduction::kMean || reduction == Reduction::kSum;
+}
+
+// The first error of a gradient request, or "".
+std::string ValidateGrad(const GradTilingRequest& request) {
+  const uint64_t n = request.totalLength;
+  std::string error = ValidateCommon(request.dtype, request.platform);
+  if (!error.empty()) return error;
+  if (!request.dout.present) return "dout is required";
+  if (!IsKnownReduction(request.reduction)) return "reduction must be 0 (none), 1 (mean) or 2 (sum)";
+  error = ValidateOperand(request.dout, n, "dout");
+  if (error.empty()) error = ValidateOperand(request.weight, n, "weight");
+  if (error.empty()) error = ValidateOperand(request.posWeight, n, "pos_weight");
+  return error;
+}
+
+// The factor of every gradient: 1/n for mean, else 1.
+float GradScale(Reduction reduction, uint64_t n) {
+  return (reduction == Reduction::kMean && n > 0) ? static_cast<float>(1.0 / static_cast<double>(n)) : 1.0f;
+}
+
+// Where an operand broadcast to the loss shape keeps the loss's dims (operand dim == loss dim > 1): in
+// [first, last], their sizes multiplying to period; total is the loss's element count.
+struct KeptDims {
+  size_t first = 0;
+  size_t last = 0;
+  uint64_t period = 1;
+  uint64_t total = 1;
+};
+
+// False unless the operand broadcasts to the loss shape with its kept dims in one block: broadcast dims (operand 1,
+// loss > 1) may lie only before or after it. Dims where the loss has size 1 do not matter.
+bool FindKeptDims(const std::vector<int64_t>& outShape, const std::vector<int64_t>& operandShape, KeptDims* kept) {
+  const size_t rank = outShape.size();
+  const size_t lead = rank - operandShape.size();
+  kept->first = rank;
+  bool broadcastAfterKept = false;
+  bool split = false;
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t dim = i < lead ? 1 : operandShape[i - lead];
+    if (outShape[i] < 0 || (dim != 1 && dim != outShape[i])) return false;
+    kept->total *= static_cast<uint64_t>(outShape[i]);
+    if (dim != 1) {
+      split = split || broadcastAfterKept;
+      kept->first = std::min(kept->first, i);
+      kept->last = i;
+      kept->period *= static_cast<uint64_t>(dim);
+    } else {
+      broadcastAfterKept = broadcastAfterKept || (kept->first < rank && outShape[i] != 1);
+    }
+  }
+  return !split;
+}
+
 }  // namespace
 
 TilingPlan<ForwardTilingData> PlanForward(const ForwardTilingRequest& request) {
@@ -244,21 +299,12 @@ TilingPlan<ForwardTilingData> PlanForward(const ForwardTilingRequest& request) {
 TilingPlan<GradTilingData> PlanGrad(const GradTilingRequest& request) {
   TilingPlan<GradTilingData> plan;
   const uint64_t n = request.totalLength;
-  plan.error = ValidateCommon(request.dtype, request.platform);
-  if (plan.error.empty() && !request.dout.present) plan.error = "dout is required";
-  if (plan.error.empty() && request.reduction != Reduction::kNone && request.reduction != Reduction::kMean &&
-      request.reduction != Reduction::kSum) {
-    plan.error = "reduction must be 0 (none), 1 (mean) or 2 (sum)";
-  }
-  if (plan.error.empty()) plan.error = ValidateOperand(request.dout, n, "dout");
-  if (plan.error.empty()) plan.error = ValidateOperand(request.weight, n, "weight");
-  if (plan.error.empty()) plan.error = ValidateOperand(request.posWeight, n, "pos_weight");
+  plan.error = ValidateGrad(request);
   if (!plan.ok()) return plan;
 
   auto& data = plan.data;
   data.tilingKey = TilingKey(request.dtype, request.weight.present, request.posWeight.present);
-  data.scale = (request.reduction == Reduction::kMean && n > 0) ? static_cast<float>(1.0 / static_cast<double>(n))
-                                                                  : 1.0f;
+  data.scale = GradScale(request.reduction, n);
   data.dout = Normalize(request.dout, n);
   data.weight = Normalize(request.weight, n);
   data.posWeight = Normalize(request.posWeight, n);
@@ -272,40 +318,16 @@ TilingPlan<GradTilingData> PlanGrad(const GradTilingRequest& request) {
 bool DescribeBroadcast(const std::vector<int64_t>& outShape, const std::vector<int64_t>& operandShape,
                        OperandRequest* request) {
   if (operandShape.size() > outShape.size()) return false;
-  const size_t rank = outShape.size();
-  const size_t lead = rank - operandShape.size();
-  // Kept dims (operand dim == loss dim > 1) must form one block; broadcast dims (operand 1, loss > 1) may lie
-  // only before or after it. Dims where the loss has size 1 do not matter.
-  size_t firstKept = rank;
-  size_t lastKept = 0;
-  bool broadcastAfterKept = false;
-  bool split = false;
-  uint64_t period = 1;
-  uint64_t total = 1;
-  for (size_t i = 0; i < rank; ++i) {
-    const int64_t dim = i < lead ? 1 : operandShape[i - lead];
-    if (outShape[i] < 0) return false;
-    total *= static_cast<uint64_t>(outShape[i]);
-    if (dim == outShape[i] && dim != 1) {
-      split = split || broadcastAfterKept;
-      firstKept = std::min(firstKept, i);
-      lastKept = i;
-      period *= static_cast<uint64_t>(dim);
-    } else if (dim == 1) {
-      broadcastAfterKept = broadcastAfterKept || (firstKept < rank && outShape[i] != 1);
-    } else {
-      return false;
-    }
-  }
-  if (split) return false;
-  if (total == 0) {
+  KeptDims kept;
+  if (!FindKeptDims(outShape, operandShape, &kept)) return false;
+  if (kept.total == 0) {
     *request = OperandRequest{true, 1, 1};  // nothing is read
-  } else if (firstKept == rank) {
-    *request = OperandRequest{true, 1, total};  // one value for every element
+  } else if (kept.first == outShape.size()) {
+    *request = OperandRequest{true, 1, kept.total};  // one value for every element
   } else {
     uint64_t inner = 1;
-    for (size_t i = lastKept + 1; i < rank; ++i) inner *= static_cast<uint64_t>(outShape[i]);
-    *request = OperandRequest{true, period, inner};
+    for (size_t i = kept.last + 1; i < outShape.size(); ++i) inner *= static_cast<uint64_t>(outShape[i]);
+    *request = OperandRequest{true, kept.period, inner};
   }
   return true;
 }

@@ -1,6 +1,6 @@
 // The host kernel interface: plain problem descriptors in, results written through strided destinations.
-// bcewl_kernel_host.cpp implements it (one pass per call, SIMD kernels chosen at run time, a thread pool) over the
-// per-ISA kernels of isa_kernels.h; the numerics are those of the top comment of bcewl_kernel_plain.cpp (the
+// The host driver implements it (host_driver.h: one pass per call, SIMD kernels chosen at run time, a thread pool)
+// over the per-ISA kernels of isa_kernels.h; the numerics are those of the top comment of bcewl_kernel_plain.cpp (the
 // scalar kernels), and every implementation keeps the reduction order below.
 //
 // Reduction order (what makes sums bitwise reproducible for every thread count): PlanReduction reorders the
