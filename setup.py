@@ -70,7 +70,7 @@ def _cmake_executable():
     except ImportError:
         found = shutil.which("cmake")
         if found is None:
-            raise RuntimeError("ms_bcewl needs CMake to build its native library: pip install cmake")
+            raise RuntimeError("ms_bcewl needs CMake to build its native library: pip install cmake") from None
         return found
 
 

@@ -3,8 +3,8 @@
 Started by bench_bce_with_logits.py with a JSON spec as its argument. It answers one JSON line per request read
 from stdin: {"op": "prepare", "workload": {...}} builds and warms up every provider of the group (the parent lets
 the workers do this at once); {"op": "calibrate"} picks, with the machine to itself, how many calls make one
-sample of each provider; {"op": "sample", "provider": name} times one sample and returns the seconds per call. Answers go to the
-original stdout; anything a library prints is sent to stderr instead, so it cannot corrupt them.
+sample of each provider; {"op": "sample", "provider": name} times one sample and returns the seconds per call.
+Answers go to the original stdout; anything a library prints is sent to stderr instead, so it cannot corrupt them.
 """
 import gc
 import json

@@ -22,8 +22,9 @@ Which path a PyNative call takes, by ``MS_BCEWL_PYNATIVE_PATH`` (unset or empty:
   pyboost sets a helper thread going, which loads a verified module or has ``ms-bcewl build`` compile one in a
   process of its own at low priority (about a minute), and later calls switch to it. A call keeps the path it
   started on. A module that cannot be built gives one warning, cause first, and the primitives stay;
-- ``pyboost``: always; a call waits for the module (a line on stderr says so when it must be compiled) and raises
-  where it cannot be built;
+- ``pyboost``: under ``launch_blocking()``; a call waits for the module (a line on stderr says so when it must be
+  compiled) and raises where it cannot be built. In the asynchronous runtime a call raises RuntimeError: there the
+  autograd Function can miss an input that an earlier operation made, and its gradient comes out zero;
 - ``aot``: never.
 ``ms-bcewl build`` compiles the module ahead, ``ms-bcewl info`` says whether it is built. Graphs (GRAPH_MODE,
 ``mindspore.jit``) always use the primitives; so does the Ascend backend.
@@ -82,6 +83,13 @@ except (ImportError, AttributeError):
 def launch_blocking():
     """Whether mindspore.runtime.launch_blocking() was called (False where MindSpore cannot say)."""
     return _RUNTIME_CONF is not None and _RUNTIME_CONF.is_launch_blocking()
+
+
+ASYNC_RUNTIME_REFUSED = (
+    f"ms_bcewl: {PATH_VARIABLE}=pyboost needs mindspore.runtime.launch_blocking(): in MindSpore's asynchronous "
+    "runtime the pyboost operator's autograd can miss an input made by an earlier operation, whose gradient then "
+    f"comes out zero. Call mindspore.runtime.launch_blocking() first, or unset {PATH_VARIABLE} (auto takes pyboost "
+    "under launch_blocking() and the ops.Custom primitives otherwise).")
 
 
 def cache_root(environ):
@@ -339,7 +347,7 @@ def describe(choice, environ):
              "damaged": f"module in {folder} damaged or unfinished (the next build replaces it)",
              "absent": "module not built yet ('ms-bcewl build' builds it)"}[state(folder)]
     meaning = {"auto": "pyboost under launch_blocking(), ops.Custom primitives otherwise",
-               "pyboost": "pyboost in both runtimes", "aot": "ops.Custom primitives"}[choice]
+               "pyboost": "pyboost under launch_blocking(), an error otherwise", "aot": "ops.Custom primitives"}[choice]
     return f"{choice}: {meaning}; {built} ({PATH_VARIABLE})"
 
 
@@ -372,17 +380,22 @@ class PyboostPath:
         """loss(input, target, weight, pos_weight, reduction code) for this call, or None: use the primitives."""
         if self.choice == "aot":
             return None
+        if self.choice not in CHOICES:
+            raise ValueError(f"ms_bcewl: {PATH_VARIABLE}={self.choice!r} is not one of {', '.join(CHOICES)}.")
+        if not self._in_blocking_runtime():
+            if self.choice == "pyboost":
+                raise RuntimeError(ASYNC_RUNTIME_REFUSED)
+            return None
         if self.choice == "pyboost":
             return self._loss if self._loss is not None else self.wait(explicit=True)
-        if self.choice != "auto":
-            raise ValueError(f"ms_bcewl: {PATH_VARIABLE}={self.choice!r} is not one of {', '.join(CHOICES)}.")
-        if not self._blocking:
-            if not launch_blocking():
-                return None
-            self._blocking = True  # launch_blocking() cannot be undone: no need to ask again
         if self._loss is None:
             self._not_ready_yet()
         return self._loss
+
+    def _in_blocking_runtime(self):
+        if not self._blocking:
+            self._blocking = launch_blocking()  # launch_blocking() cannot be undone: once seen, no need to ask again
+        return self._blocking
 
     def wait(self, explicit=False):
         """The pyboost loss once the module is ready (compiled in this process where needed), or None where it

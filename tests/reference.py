@@ -50,15 +50,15 @@ def elementwise_loss(x, y, w=None, p=None):
     return _ones_if_none(w) * unweighted_loss(x, y, p)
 
 
-def reduce(l, reduction):
+def reduce(loss, reduction):
     """none keeps the shape; sum = Σl (0 for empty); mean = Σl / numel (NaN for empty)."""
-    l = np.asarray(l, dtype=np.float64)
+    loss = np.asarray(loss, dtype=np.float64)
     if reduction == "none":
-        return l
-    total = np.sum(l)
+        return loss
+    total = np.sum(loss)
     if reduction == "sum":
         return np.float64(total)
-    return np.float64(total / l.size) if l.size else np.float64(np.nan)
+    return np.float64(total / loss.size) if loss.size else np.float64(np.nan)
 
 
 def loss(x, y, w=None, p=None, reduction="mean"):

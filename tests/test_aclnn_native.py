@@ -50,8 +50,8 @@ def bce_with_logits_reference(x, y, w, p):
 
 def example_binaries(plain_native_build, tmp_path):
     """The example built by build.sh (g++ against the built library) and by the CMake target."""
-    script = run_build_step(["bash", EXAMPLE_DIR / "build.sh"],
-                            env=dict(os.environ, MS_BCEWL_LIB_DIR=str(plain_native_build), OUT=str(tmp_path / "example")))
+    environment = dict(os.environ, MS_BCEWL_LIB_DIR=str(plain_native_build), OUT=str(tmp_path / "example"))
+    script = run_build_step(["bash", EXAMPLE_DIR / "build.sh"], env=environment)
     assert script.returncode == 0, script.stdout + script.stderr
     return [tmp_path / "example", plain_native_build / CMAKE_EXAMPLE]
 

@@ -187,7 +187,8 @@ def test_kernel_follows_broadcast_agrees_with_the_cpp_tiling(dispatch, tmp_path)
     library = _describe_broadcast_library(tmp_path)
     if library is None:
         pytest.skip("a C++ compiler is needed to build bcewl::DescribeBroadcast")
-    array = lambda dims: (ctypes.c_longlong * max(len(dims), 1))(*dims)
+    def array(dims):
+        return (ctypes.c_longlong * max(len(dims), 1))(*dims)
     for input_shape in [(2, 3, 4, 5), (3, 1, 4), (1, 2, 1, 3, 1), (6,), ()]:
         for shape in _broadcastable_operand_shapes(input_shape):
             expected = bool(library.describe(array(input_shape), len(input_shape), array(shape), len(shape)))

@@ -1,7 +1,7 @@
 """The seeded fuzz harness of the aclnn C API (tests/fuzz), from the session's ASan + UBSan build (conftest.py):
 the regression cases of the bugs the fuzzer found, a fixed-seed run (the same cases every time), and a campaign of
-a fixed number of cases whose seed changes from run to run (MS_BCEWL_FUZZ_SEED fixes it; a failure prints the seed and case that
-replay it). Each run must end with the summary line of tests/fuzz/fuzz_main.cpp showing no mismatch and no
+a fixed number of cases whose seed changes from run to run (MS_BCEWL_FUZZ_SEED fixes it; a failure prints the seed
+and case that replay it). Each run must end with the summary line of tests/fuzz/fuzz_main.cpp showing no mismatch and no
 unexpected status, exit 0, and print no sanitizer report (LeakSanitizer included).
 
 MS_BCEWL_SLOW_TESTS=1 adds the campaigns of docs/reliability.md that do not fit CI: one of more than 10^6 calls, and

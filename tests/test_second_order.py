@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as torch_f
-from mindspore import Tensor, nn, ops
+from mindspore import nn, ops
 
 import ms_bcewl
 import reference as R
@@ -322,13 +322,15 @@ def test_third_order_gradients_match_torch(mode):
         np.testing.assert_allclose(R.to_f64(got_k), expected_k.numpy(), rtol=1e-3, atol=1e-7, err_msg=f"d/d{name}")
 
 
-# ---- the pyboost path: MindSpore's default runtime with MS_BCEWL_PYNATIVE_PATH=pyboost here, launch_blocking()
+# ---- the pyboost path: forced here, in MindSpore's default runtime; under a real launch_blocking()
 # (where it is the default) in a process of its own ----
 
 @pytest.mark.parametrize("variant, reduction", [("both", "mean"), ("pos_weight", "none"), ("weight", "sum")])
 def test_pyboost_path_in_the_default_runtime(pynative, monkeypatch, variant, reduction):
-    """MS_BCEWL_PYNATIVE_PATH=pyboost without launch_blocking(): the same second-order gradients."""
+    """The pyboost path in this process (its choice forced as under launch_blocking()): the same second-order
+    gradients."""
     monkeypatch.setattr(PYBOOST, "choice", "pyboost")
+    monkeypatch.setattr(PYBOOST, "_blocking", True)  # as under launch_blocking(), which this process cannot undo
     assert PYBOOST.loss() is not None
     check_against_finite_differences(variant, reduction)
     assert_scenarios_match_torch(ms_scenarios(variant, reduction), variant, reduction)
@@ -338,7 +340,7 @@ def blocking_cases():
     """Under launch_blocking(): every case of this file through the pyboost path, one JSON line each."""
     ms.runtime.launch_blocking()
     ms.set_context(mode=ms.PYNATIVE_MODE)
-    pyboost_loss = PYBOOST.loss()
+    pyboost_loss = PYBOOST.wait()
     x, y = R.to_tensor([[0.5, -1.0, 2.0]]), R.to_tensor([[1.0, 0.0, 1.0]])
 
     print(json.dumps({"case": "routing", "pyboost": pyboost_loss is not None,
