@@ -1,5 +1,7 @@
 """ms_bcewl.binary_cross_entropy_with_logits: validate, pick the primitive of the variant (or, in PyNative, the
 pyboost loss where bcewl_pyboost_path.py chooses it), call it."""
+import threading
+
 from mindspore import Tensor
 
 from ms_bcewl.bcewl_mixed_precision import cast_arguments
@@ -8,6 +10,10 @@ from ms_bcewl.bcewl_pyboost_path import PYBOOST, REDUCTION_CODES
 from ms_bcewl.bcewl_validation import check_arguments, describe
 
 _API = "binary_cross_entropy_with_logits"
+# MindSpore's PyNative runtime compiles the first call of a primitive's signature into a cache it does not guard
+# against other threads: concurrent calls got other threads' values, raised or crashed. So primitive calls reach
+# MindSpore one at a time, as from a single thread; their kernels still run asynchronously.
+_PRIMITIVE_CALLS_IN_TURN = threading.Lock()
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):  # pylint: disable=redefined-builtin
@@ -41,15 +47,25 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     has_weight, has_pos_weight = isinstance(weight, Tensor), isinstance(pos_weight, Tensor)
     variant = (has_weight, has_pos_weight, reduction)
     if in_graph():
-        primitive = GRAPH_FORWARD[variant]
-    else:
-        input, target, weight, pos_weight = cast_arguments(input, target, weight, pos_weight)
-        pyboost_loss = PYBOOST.loss()
-        loss = None if pyboost_loss is None else pyboost_loss(input, target, weight, pos_weight,
-                                                              REDUCTION_CODES[reduction])
-        if loss is not None:  # None: inside a higher-order gradient, which only the primitives' bprops give
-            return loss
-        primitive = PYNATIVE_FORWARD[variant + (target.dtype,)]
+        return _call(GRAPH_FORWARD[variant], input, target, weight, pos_weight)
+    input, target, weight, pos_weight = cast_arguments(input, target, weight, pos_weight)
+    pyboost_loss = PYBOOST.loss()
+    loss = None if pyboost_loss is None else pyboost_loss(input, target, weight, pos_weight,
+                                                          REDUCTION_CODES[reduction])
+    if loss is not None:  # None: inside a higher-order gradient, which only the primitives' bprops give
+        return loss
+    return _call_in_turn(PYNATIVE_FORWARD[variant + (target.dtype,)], input, target, weight, pos_weight)
+
+
+def _call_in_turn(primitive, input, target, weight, pos_weight):  # pylint: disable=redefined-builtin
+    """Calls a PyNative primitive once no other thread is in a primitive call of the loss."""
+    with _PRIMITIVE_CALLS_IN_TURN:
+        return _call(primitive, input, target, weight, pos_weight)
+
+
+def _call(primitive, input, target, weight, pos_weight):  # pylint: disable=redefined-builtin
+    """Calls a forward primitive with the optional inputs that are present (absent ones are not passed)."""
+    has_weight, has_pos_weight = isinstance(weight, Tensor), isinstance(pos_weight, Tensor)
     if not has_weight and not has_pos_weight:
         return primitive(input, target)
     if not has_pos_weight:

@@ -7,6 +7,8 @@
   MS_BCEWL_NUM_THREADS really change how many threads run the kernels.
 - Concurrency: four Python threads call the op at once in PyNative mode, each with its own shapes, dtypes,
   weight/pos_weight and reduction, and each must get its own float64-reference answer and no exception.
+- First calls from threads: with 4 and then 8 threads, round after round, every thread makes the first call of a
+  signature at the same moment as another thread, and each must get its own answer, no exception and no crash.
 """
 import os
 import subprocess
@@ -161,10 +163,6 @@ def test_four_python_threads_calling_at_once_each_get_their_own_answer(pynative)
     cases = [R.make_case(shape, w, p, reduction, R.DTYPE_COMBOS[combo], seed=70 + index)
              for index, (shape, w, p, reduction, combo) in enumerate(THREAD_CALLS)]
     inputs = [R.tensors(case) for case in cases]
-    for case, tensors in zip(cases, inputs):
-        # MindSpore 2.10 fails when the first call of an op signature is made by several threads at once, with any
-        # op (docs/reliability.md §6): each signature runs once here before the threads start.
-        R.check_loss(case, got=call_op(case, tensors))
     failures = [None] * len(cases)
     barrier = threading.Barrier(len(cases))
 
@@ -183,3 +181,75 @@ def test_four_python_threads_calling_at_once_each_get_their_own_answer(pynative)
     for thread in threads:
         thread.join()
     assert failures == [None] * len(cases), "\n".join(filter(None, failures))
+
+
+# Round after round, each thread makes the first call of a signature that no earlier call used (the shape is new),
+# released together with the others; the two threads of a pair share the signature (dtypes, weight, pos_weight,
+# reduction), each has values of its own.
+FIRST_CALLS_PROGRAM = """
+import collections
+import sys
+import threading
+
+import mindspore as ms
+ms.set_device("CPU")
+ms.set_context(mode=ms.PYNATIVE_MODE)
+import ms_bcewl
+import reference as R
+from pynative_threads_repro import run_in_threads
+
+ROUNDS = int(sys.argv[1])
+COMBOS = ("fp32", "fp16", "mixedbf")
+
+
+def pair_case(threads, round_, pair, thread):
+    shape = (threads, 2 + round_, 2 + pair)
+    weight = (2 + pair,) if pair & 1 else None
+    pos_weight = (2 + round_, 1) if pair & 2 else None
+    reduction = R.REDUCTIONS[(round_ + pair) % 3]
+    dtypes = R.DTYPE_COMBOS[COMBOS[(round_ + pair) % 3]]
+    return R.make_case(shape, weight, pos_weight, reduction, dtypes, seed=1000 * threads + 10 * round_ + thread)
+
+
+def call(case, x, y, w, p, _):
+    return ms_bcewl.binary_cross_entropy_with_logits(x, y, w if case.w is not None else None,
+                                                   p if case.p is not None else None, case.reduction)
+
+
+def first_calls_in_threads(threads):
+    cases = [[pair_case(threads, round_, thread % (threads // 2), thread) for round_ in range(ROUNDS)]
+             for thread in range(threads)]
+    inputs = [[R.tensors(case) for case in thread_cases] for thread_cases in cases]
+    failures = collections.Counter()
+    barrier = threading.Barrier(threads)
+
+    def caller(thread):
+        for round_, case in enumerate(cases[thread]):
+            barrier.wait()
+            try:
+                R.check_loss(case, got=call(case, *inputs[thread][round_]), msg=f"round {round_}")
+            except Exception as error:  # pylint: disable=broad-except  (counted and printed below)
+                failures[f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"] += 1
+
+    run_in_threads(caller, threads)
+    print(f"{threads} threads: {sum(failures.values())} of {threads * ROUNDS} first calls failed", flush=True)
+    for message, count in failures.most_common(3):
+        print(f"  {count}x {message}", flush=True)
+
+
+for count in (4, 8):
+    first_calls_in_threads(count)
+"""
+FIRST_CALLS_ROUNDS = 40
+
+
+def test_first_calls_from_4_and_8_threads_each_get_their_own_answer(tmp_path):
+    """Threads making the first call of one signature at once got another thread's value, raised or crashed the
+    process: python3 -P tests/pynative_threads_repro.py (scenario new_signatures_every_round)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(TESTS_DIR), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-P", "-c", FIRST_CALLS_PROGRAM, str(FIRST_CALLS_ROUNDS)], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=900, check=False)
+    report = done.stdout + done.stderr[-3000:]
+    assert done.returncode == 0, f"exit status {done.returncode}\n{report}"
+    assert done.stdout.splitlines() == [f"{threads} threads: 0 of {threads * FIRST_CALLS_ROUNDS} first calls failed"
+                                        for threads in (4, 8)], report
