@@ -46,21 +46,25 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     # computed tensor and breaks the graph there, and a break inside a differentiated function loses gradients.
     has_weight, has_pos_weight = isinstance(weight, Tensor), isinstance(pos_weight, Tensor)
     variant = (has_weight, has_pos_weight, reduction)
+    # Graphs fold the constant in_graph() and never compile the PyNative branch (whose `with` they could not).
     if in_graph():
-        return _call(GRAPH_FORWARD[variant], input, target, weight, pos_weight)
+        loss = _call(GRAPH_FORWARD[variant], input, target, weight, pos_weight)
+    else:
+        loss = _pynative_loss(input, target, weight, pos_weight, variant, reduction)
+    return loss
+
+
+def _pynative_loss(input, target, weight, pos_weight, variant, reduction):  # pylint: disable=redefined-builtin
+    """The pyboost loss where bcewl_pyboost_path.py chooses it, else the PyNative primitive, called once no other
+    thread is in a primitive call of the loss."""
     input, target, weight, pos_weight = cast_arguments(input, target, weight, pos_weight)
     pyboost_loss = PYBOOST.loss()
     loss = None if pyboost_loss is None else pyboost_loss(input, target, weight, pos_weight,
                                                           REDUCTION_CODES[reduction])
     if loss is not None:  # None: inside a higher-order gradient, which only the primitives' bprops give
         return loss
-    return _call_in_turn(PYNATIVE_FORWARD[variant + (target.dtype,)], input, target, weight, pos_weight)
-
-
-def _call_in_turn(primitive, input, target, weight, pos_weight):  # pylint: disable=redefined-builtin
-    """Calls a PyNative primitive once no other thread is in a primitive call of the loss."""
     with _PRIMITIVE_CALLS_IN_TURN:
-        return _call(primitive, input, target, weight, pos_weight)
+        return _call(PYNATIVE_FORWARD[variant + (target.dtype,)], input, target, weight, pos_weight)
 
 
 def _call(primitive, input, target, weight, pos_weight):  # pylint: disable=redefined-builtin
