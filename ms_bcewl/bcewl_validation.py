@@ -137,13 +137,14 @@ def check_arguments(api, input, target, weight, pos_weight, reduction):  # pylin
     """Every check of the error contract, in order: types, reduction, dtypes, ranks, shapes; each tensor argument
     comes as its ``describe``. Returns the reduction in lower case."""
     arguments = (api, input, target, weight, pos_weight, reduction)
-    try:
-        return _PASSED[arguments]
-    except KeyError:
-        hashable = True
-    except TypeError:  # a non-Tensor argument such as a list: the checks below reject it
-        hashable = False
+    # Only well-typed arguments are looked up (a non-Tensor value may be unhashable); no try/except here, which
+    # bytecode capture loops on forever when the checks then raise.
+    cacheable = isinstance(reduction, str) and all(
+        description is None or description[0] is True for description in (input, target, weight, pos_weight))
+    canonical = _PASSED.get(arguments) if cacheable else None
+    if canonical is not None:
+        return canonical
     canonical = _check_all(*arguments)
-    if hashable and len(_PASSED) < _PASSED_LIMIT:
+    if cacheable and len(_PASSED) < _PASSED_LIMIT:
         _PASSED[arguments] = canonical
     return canonical

@@ -5,12 +5,16 @@ wherever the captured graph breaks inside the differentiated function; the loss 
 break no graph there: each loop is compared step by step with the same loop under ast capture and with MindSpore's
 built-in op, whose calls the bytecode capture traces.
 """
+import contextlib
+import faulthandler
+
 import mindspore as ms
 import numpy as np
 import pytest
 from mindspore import Parameter, Tensor, nn, ops
 
 import ms_bcewl
+from native_build import HANG_GUARD_SECONDS
 
 STEPS = 5
 FEATURES, CLASSES, BATCH = 4, 3, 8
@@ -107,13 +111,25 @@ def test_bytecode_capture_breaks_no_graph(pynative):
     assert np.all(grad_sums > 0) and np.all(np.diff(losses) < 0), (losses, grad_sums)
 
 
+@contextlib.contextmanager
+def _exit_with_tracebacks_if_hung(seconds):
+    """Ends the test process with every thread's traceback after ``seconds``: a hang fails the run it is in."""
+    faulthandler.dump_traceback_later(seconds, exit=True)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
 def test_bytecode_capture_reports_bad_arguments(pynative):
-    """A shape mismatch under bytecode capture is the ValueError of every other mode, not a graph break."""
+    """A shape mismatch under bytecode capture is the ValueError of every other mode, not a graph break (nor the
+    endless loop bytecode capture fell into on a try/except ahead of the raise)."""
     x, y = _data()
 
     @ms.jit(capture_mode="bytecode")
     def loss(logits, target):
         return ms_bcewl.binary_cross_entropy_with_logits(logits, target)
 
-    with pytest.raises(ValueError, match=r"'input' and 'target' must have the same shape"):
+    with _exit_with_tracebacks_if_hung(HANG_GUARD_SECONDS // 3), \
+            pytest.raises(ValueError, match=r"'input' and 'target' must have the same shape"):
         loss(x[:, :CLASSES], y[:, :2])
