@@ -16,7 +16,7 @@ CASES = {
     "pos_weight_C": (False, "channel"),
 }
 DTYPES = ("float32", "float16", "bfloat16")
-REDUCTIONS = ("none", "mean")
+BENCHMARKED_REDUCTIONS = ("none", "mean")
 PASSES = ("forward", "forward+backward")
 DEFAULT_SIZES = tuple(2 ** k for k in range(10, 25)) + (10_000_000,)
 
@@ -74,7 +74,7 @@ def plan(cases, sizes, dtypes):
     """Every workload of the sweep, small sizes first so that early lines come quickly. The dtypes of a workload
     come one after the other, so that their Melem/s ratios compare measurements seconds apart, not minutes."""
     return [Workload(case, size, dtype, reduction, pass_)
-            for size in sizes for case in cases for reduction in REDUCTIONS for pass_ in PASSES
+            for size in sizes for case in cases for reduction in BENCHMARKED_REDUCTIONS for pass_ in PASSES
             for dtype in dtypes]
 
 

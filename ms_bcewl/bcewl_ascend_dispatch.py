@@ -28,9 +28,7 @@ from mindspore.common import dtype as mstype
 from mindspore.ops import CustomRegOp, DataType
 from mindspore.ops.primitive import constexpr
 
-from ms_bcewl.bcewl_validation import REDUCTIONS
-
-ACLNN_REDUCTION = {"none": 0, "mean": 1, "sum": 2}
+from ms_bcewl.bcewl_validation import REDUCTION_CODES, REDUCTIONS
 KERNEL_DTYPES = ("float16", "float32", "bfloat16")
 _DATA_TYPES = {"float16": DataType.F16_Default, "float32": DataType.F32_Default,
                "bfloat16": DataType.BF16_Default}
@@ -202,7 +200,7 @@ class _Loss(nn.Cell):
         self.has_weight = has_weight
         self.has_pos_weight = has_pos_weight
         self.reduction = reduction
-        self.reduction_code = ACLNN_REDUCTION[reduction]
+        self.reduction_code = REDUCTION_CODES[reduction]
 
     def _present_or_ones(self, x, w, p):
         one = ops.ones((), x.dtype)

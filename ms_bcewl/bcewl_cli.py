@@ -28,10 +28,10 @@ from mindspore import nn
 import ms_bcewl
 from ms_bcewl import bcewl_pyboost_path as pyboost_path
 from ms_bcewl._bcewl_library import library_path
+from ms_bcewl.bcewl_validation import REDUCTIONS
 
 MODES = {"pynative": ms.PYNATIVE_MODE, "graph": ms.GRAPH_MODE}
 DTYPES = {"float32": ms.float32, "float16": ms.float16, "bfloat16": ms.bfloat16}
-REDUCTIONS = ("none", "mean", "sum")
 # Largest error allowed, relative to the largest reference value: about twice the unit roundoff of the output
 # dtype (inputs are rounded to their dtype before the reference sees them; the op computes in float32).
 TOLERANCES = {"float32": 1e-5, "float16": 1e-3, "bfloat16": 8e-3}

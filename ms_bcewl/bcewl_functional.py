@@ -6,8 +6,8 @@ from mindspore import Tensor
 
 from ms_bcewl.bcewl_mixed_precision import cast_arguments
 from ms_bcewl.bcewl_primitives import GRAPH_FORWARD, PYNATIVE_FORWARD, in_graph
-from ms_bcewl.bcewl_pyboost_path import PYBOOST, REDUCTION_CODES
-from ms_bcewl.bcewl_validation import check_arguments, describe
+from ms_bcewl.bcewl_pyboost_path import PYBOOST
+from ms_bcewl.bcewl_validation import REDUCTION_CODES, check_arguments, describe
 
 _API = "binary_cross_entropy_with_logits"
 # MindSpore's PyNative runtime compiles the first call of a primitive's signature into a cache it does not guard

@@ -58,7 +58,6 @@ PATH_VARIABLE = "MS_BCEWL_PYNATIVE_PATH"
 CACHE_VARIABLE = "MS_BCEWL_CACHE_DIR"
 CHOICES = ("auto", "pyboost", "aot")
 STALE_AFTER_DAYS = 30
-REDUCTION_CODES = {"none": 0, "mean": 1, "sum": 2}
 BUILD_LOG = ".build_log.txt"  # where MindSpore's builder keeps the compiler's output
 BUILD_FAILED = "could not build the pyboost module: "
 PROGRESS_EVERY_SECONDS = 10

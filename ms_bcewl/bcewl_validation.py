@@ -13,7 +13,9 @@ from mindspore import Tensor, ops
 from mindspore.common import dtype as mstype
 from mindspore.ops.primitive import constexpr
 
+# A reduction's index here is its aclnn code (docs/contract.md §3), as in aclnn_adapter/include/ms_bcewl/reductions.h.
 REDUCTIONS = ("none", "mean", "sum")
+REDUCTION_CODES = {name: code for code, name in enumerate(REDUCTIONS)}
 SUPPORTED_DTYPES = (mstype.float16, mstype.float32, mstype.bfloat16)
 MAX_RANK = 8
 _UNKNOWN_DIMS = (None, -1)

@@ -17,7 +17,7 @@ import numpy as np
 import torch  # the second oracle (float64); CI installs it, so it is imported unconditionally
 import torch.nn.functional as torch_f
 
-REDUCTIONS = ("none", "mean", "sum")
+from ms_bcewl.bcewl_validation import REDUCTIONS  # noqa: F401 (the tests parametrize over R.REDUCTIONS)
 
 # --------------------------------------------------------------------------------------------------------------
 # Float64 reference

@@ -109,13 +109,12 @@ def test_dtype_formats_give_every_input_one_dtype(dispatch):
     assert {f for row in forward + grad for _, f in row} == {"DefaultFormat"}
 
 
-def test_reduction_codes_are_aclnns_never_mindsporess(dispatch):
-    from ms_bcewl.bcewl_validation import REDUCTIONS
-
-    assert dispatch.ACLNN_REDUCTION == {"none": 0, "mean": 1, "sum": 2}
-    assert set(dispatch.ACLNN_REDUCTION) == set(REDUCTIONS)
-    mindspore_enum = {"sum": 0, "mean": 1, "none": 2}
-    assert dispatch.ACLNN_REDUCTION != mindspore_enum
+@pytest.mark.parametrize("reduction", ref.REDUCTIONS)
+def test_reduction_codes_are_aclnns_never_mindsporess(dispatch, reduction):
+    aclnn_codes, mindspore_enum = {"none": 0, "mean": 1, "sum": 2}, {"sum": 0, "mean": 1, "none": 2}
+    loss = dispatch.forward_table(_stand_in_kernels(dispatch))[(False, False, reduction)]
+    assert loss.reduction_code == aclnn_codes[reduction]
+    assert aclnn_codes != mindspore_enum
 
 
 def test_output_shape_and_dtype_functions(dispatch):

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bcewl_tiling_data.h"
+#include "ms_bcewl/reductions.h"
 
 namespace bcewl {
 
@@ -35,7 +36,11 @@ struct PlatformLimits {
   uint64_t ubBytes = kAscend910bUbBytes;
 };
 
-enum class Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
+enum class Reduction : int64_t {
+  kNone = ms_bcewl::kReductionNone,
+  kMean = ms_bcewl::kReductionMean,
+  kSum = ms_bcewl::kReductionSum,
+};
 
 struct ForwardTilingRequest {
   uint64_t totalLength = 0;

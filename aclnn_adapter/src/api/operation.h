@@ -9,6 +9,7 @@
 
 #include "aclnn/acl_meta.h"
 #include "kernel/bcewl_kernel.h"
+#include "ms_bcewl/reductions.h"
 
 namespace ms_bcewl {
 
@@ -24,11 +25,6 @@ enum class OpKind {
 
 // The operations without a gradOutput argument: the forward, and kLossAndAllGradients (whose gradOutput is 1).
 inline bool TakesGradOutput(OpKind kind) { return kind != OpKind::kForward && kind != OpKind::kLossAndAllGradients; }
-
-// aclnn's reduction values (MindSpore's own enum differs and must be mapped before it gets here).
-constexpr int64_t kReductionNone = 0;
-constexpr int64_t kReductionMean = 1;
-constexpr int64_t kReductionSum = 2;
 
 // The outputs of an operation by what they hold. A single-output operation sets its one; kGradAll sets grad_self,
 // grad_target and the weight gradients whose inputs are given; kLossAndAllGradients also sets loss.

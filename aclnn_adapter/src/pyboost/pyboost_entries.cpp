@@ -24,6 +24,7 @@
 #include "include/runtime/utils/runtime_conf/runtime_conf.h"
 #include "include/utils/pynative/grad_state.h"
 #include "ms_bcewl/entry_support.h"
+#include "ms_bcewl/reductions.h"
 
 namespace {
 
@@ -162,10 +163,8 @@ std::vector<ms::Tensor> Launch(const char *name, PhaseOne plan, PhaseTwo run, co
 
 ms::Tensor Like(const ms::Tensor &tensor) { return ms::Tensor(tensor.data_type(), tensor.shape()); }
 
-constexpr int64_t kReductionNone = 0;
-
 ms::Tensor LossLike(const Operands &operands, int64_t reduction) {
-  const bool per_element = reduction == kReductionNone;
+  const bool per_element = reduction == ms_bcewl::kReductionNone;
   return ms::Tensor(operands.target.data_type(), per_element ? operands.input.shape() : mindspore::ShapeVector{});
 }
 
@@ -244,7 +243,7 @@ struct BceWithLogitsFunction : public Function<BceWithLogitsFunction<kHasWeight,
     ctx->SaveForBackward(inputs);
     ctx->saved_data[kReduction] = mindspore::MakeValue(reduction);
     const Operands operands = OperandsOf(nullptr, inputs);
-    if (reduction == kReductionNone || !ctx->NeedGrad(input) ||
+    if (reduction == ms_bcewl::kReductionNone || !ctx->NeedGrad(input) ||
         !mindspore::runtime::RuntimeConf::GetInstance()->launch_blocking()) {
       return RunForward(operands, reduction).tensor();
     }
