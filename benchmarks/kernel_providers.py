@@ -16,7 +16,6 @@ from workloads import Workload
 
 ACL_DTYPES = {"float32": 0, "float16": 1, "bfloat16": 27}  # aclDataType codes (acl/acl_base.h)
 ACL_FORMAT_ND = 2
-REDUCTIONS = {"none": 0, "mean": 1}
 FORWARD = "aclnnBinaryCrossEntropyWithLogits"
 GRAD_SELF = "aclnnBinaryCrossEntropyWithLogitsBackward"
 POINTER = ctypes.c_void_p
@@ -27,6 +26,14 @@ def package_library():
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("ms_bcewl is not installed: pip install . from the checkout")
     return Path(list(spec.submodule_search_locations)[0]) / "lib" / "libms_bcewl.so"
+
+
+def reduction_codes(library):
+    """{reduction: aclnn code} as the library's registry of AOT entry points lists them (symbol, operation,
+    has_weight, has_pos_weight, reduction, code, shapes on each line)."""
+    library.ms_bcewl_aot_registry.restype = ctypes.c_char_p
+    lines = library.ms_bcewl_aot_registry().decode().splitlines()
+    return {fields[4]: int(fields[5]) for fields in map(str.split, lines)}
 
 
 def load_library(path):
@@ -63,6 +70,7 @@ class KernelGroup:
     def __init__(self):
         self._path = package_library()
         self._library = load_library(self._path)
+        self._reduction_codes = reduction_codes(self._library)
 
     def info(self):
         return {"kernel_alone": f"{self._path}; {check_loss_sum(self._loss_sum)}"}
@@ -90,7 +98,7 @@ class KernelGroup:
         grad_output = self._tensor(np.ones(result_shape, np.float32), dtype)
         dx = self._tensor(np.zeros_like(inputs["x"]), dtype)
         operands = [t.handle if t else None for t in (x, y, weight, pos_weight)]
-        reduction = REDUCTIONS[workload.reduction]
+        reduction = self._reduction_codes[workload.reduction]
         forward = PlannedOperation(self._library, FORWARD, operands, reduction, loss.handle)
         steps = (forward,)
         if workload.is_backward:

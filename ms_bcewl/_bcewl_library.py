@@ -1,10 +1,13 @@
-"""Locates the native library that ships inside this package; never looks in the working directory.
+"""Locates the native library that ships inside this package (never in the working directory) and reads its
+registry of AOT entry points.
 
 Before the primitives name the library, it is checked once, with a read of its first 20 bytes (no dlopen): it exists,
 it is an ELF shared library for this machine (class, byte order and e_machine), its path can be carried by
 MindSpore's 'file:function' form, and MindSpore's MS_CUSTOM_AOT_WHITE_LIST, when set, allows it. Each failure is
 an ImportError that says what was found and what to do, instead of MindSpore's later dlopen error or TypeError.
 """
+import collections
+import ctypes
 import functools
 import os
 import platform
@@ -36,6 +39,26 @@ def library_path() -> str:
     check_library(LIBRARY_PATH)
     check_aot_white_list(LIBRARY_PATH, os.environ)
     return str(LIBRARY_PATH)
+
+
+# One exported AOT entry point: its symbol, what it computes, the optional inputs it takes, its reduction with the
+# aclnn code, and where its output shapes come from ("library": its InferShape; "python": the primitive's).
+AotEntry = collections.namedtuple("AotEntry", "symbol operation has_weight has_pos_weight reduction code shapes")
+
+
+@functools.lru_cache(maxsize=None)
+def aot_entries():
+    """{(operation, has_weight, has_pos_weight, reduction): AotEntry} of every entry the library exports, as its
+    registry (aclnn_adapter/src/aot/aot_registry.h) lists them; ctypes loads the library MindSpore loads later."""
+    registry = ctypes.CDLL(library_path()).ms_bcewl_aot_registry
+    registry.restype = ctypes.c_char_p
+    entries = {}
+    for line in registry().decode().splitlines():
+        symbol, operation, has_weight, has_pos_weight, reduction, code, shapes = line.split()
+        entry = AotEntry(symbol, operation, has_weight == "true", has_pos_weight == "true", reduction, int(code),
+                         shapes)
+        entries[(operation, entry.has_weight, entry.has_pos_weight, reduction)] = entry
+    return entries
 
 
 def check_library(path, machine=None):

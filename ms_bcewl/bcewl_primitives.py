@@ -2,8 +2,9 @@
 
 Every primitive is created when the package is imported, because graph mode cannot create a primitive while it
 compiles; calls only look one up. A variant says which optional inputs are passed (absent ones are not passed
-at all) and picks the native entry point ``ms_bcewl_<operation>_<variant>_<reduction>`` (see
-aclnn_adapter/src/aot/aot_entries.cpp). Output dtypes are the dtype of the argument each output belongs to.
+at all) and picks the native entry point of that (operation, variant, reduction) from the library's registry
+(aot_entries(); aclnn_adapter/src/aot/aot_registry.h). Output dtypes are the dtype of the argument each output
+belongs to.
 
 Output shapes come from one of two places, hence two tables with the same keys:
 - GRAPH_FORWARD, keyed (has_weight, has_pos_weight, reduction): the library's C++ InferShape, so that dynamic
@@ -17,12 +18,9 @@ from mindspore import ops
 from mindspore.ops import CustomRegOp, DataType, PrimitiveWithInfer
 
 from ms_bcewl import bcewl_ascend_dispatch as ascend_dispatch
-from ms_bcewl._bcewl_library import library_path
+from ms_bcewl._bcewl_library import aot_entries, library_path
 from ms_bcewl.bcewl_second_order import gradient_bprop
-from ms_bcewl.bcewl_validation import REDUCTIONS, SUPPORTED_DTYPES
-
-_VARIANTS = {(False, False): "plain", (True, False): "w", (False, True): "p", (True, True): "wp"}
-
+from ms_bcewl.bcewl_validation import SUPPORTED_DTYPES
 
 def _input_names(has_weight, has_pos_weight):
     names = ["input", "target"]
@@ -81,7 +79,7 @@ class _InGraph(PrimitiveWithInfer):
 in_graph = _InGraph()
 
 
-def _gradient_primitives(variant, has_weight, has_pos_weight, reduction):
+def _gradient_primitives(has_weight, has_pos_weight, reduction):
     """Primitives (dx, dy, dw or None, dp or None, all); each takes (dout, input, target, [weight], [pos_weight]);
     ``all`` returns the gradient of every input it takes, from one pass over the inputs where it can.
 
@@ -93,12 +91,15 @@ def _gradient_primitives(variant, has_weight, has_pos_weight, reduction):
     names = ["dout"] + _input_names(has_weight, has_pos_weight)
     inputs = names[1:]
 
+    def entry(operation):
+        return aot_entries()[(operation, has_weight, has_pos_weight, reduction)].symbol
+
     def grad(operation, of):
-        return _custom(f"ms_bcewl_{operation}_{variant}_{reduction}", names, [f"d_{of}"],
+        return _custom(entry(operation), names, [f"d_{of}"],
                        _dtype_of(names.index(of)), None, gradient_bprop(reduction, has_weight, has_pos_weight, of))
 
     positions = [names.index(name) for name in inputs]
-    all_grads = _custom(f"ms_bcewl_all_grad_{variant}_{reduction}", names, [f"d_{name}" for name in inputs],
+    all_grads = _custom(entry("all_grad"), names, [f"d_{name}" for name in inputs],
                         _dtype_of(*positions), _shape_of(*positions),
                         gradient_bprop(reduction, has_weight, has_pos_weight))
     return (grad("input_grad", "input"), grad("target_grad", "target"),
@@ -131,26 +132,27 @@ def _bprop(grads):
 
 
 def _host_forward_table(for_graph):
-    """GRAPH_FORWARD (for_graph) or PYNATIVE_FORWARD, whose keys also name the target's dtype."""
+    """GRAPH_FORWARD (for_graph) or PYNATIVE_FORWARD, whose keys also name the target's dtype: one loss per
+    forward entry of the library's registry."""
     table = {}
-    for (has_weight, has_pos_weight), variant in _VARIANTS.items():
+    forward_entries = [entry for entry in aot_entries().values() if entry.operation == "forward"]
+    for entry in forward_entries:
+        has_weight, has_pos_weight, reduction = entry.has_weight, entry.has_pos_weight, entry.reduction
         names = _input_names(has_weight, has_pos_weight)
-        for reduction in REDUCTIONS:
-            entry = f"ms_bcewl_forward_{variant}_{reduction}"
-            bprop = _bprop(_gradient_primitives(variant, has_weight, has_pos_weight, reduction))
-            key = (has_weight, has_pos_weight, reduction)
-            dtype_of_target = _dtype_of(names.index("target"))
-            if for_graph:
-                table[key] = _custom(entry, names, ["loss"], dtype_of_target, None, bprop)
-            elif reduction != "none":
-                # A 0-d output keeps a dtype function: with a fixed dtype, MindSpore 2.10 fails in a PyNative Cell
-                # with dynamic inputs (set_inputs): "The pointer[shape_vector] is null" (CreateGraphOutputKernelTensor).
-                loss = _custom(entry, names, ["loss"], dtype_of_target, _scalar_shape, bprop)
-                table.update({key + (dtype,): loss for dtype in SUPPORTED_DTYPES})
-            else:
-                # A fixed dtype also spares each call the Python dtype function (about 6 µs).
-                table.update({key + (dtype,): _custom(entry, names, ["loss"], dtype, _shape_of(0), bprop)
-                              for dtype in SUPPORTED_DTYPES})
+        bprop = _bprop(_gradient_primitives(has_weight, has_pos_weight, reduction))
+        key = (has_weight, has_pos_weight, reduction)
+        dtype_of_target = _dtype_of(names.index("target"))
+        if for_graph:
+            table[key] = _custom(entry.symbol, names, ["loss"], dtype_of_target, None, bprop)
+        elif reduction != "none":
+            # A 0-d output keeps a dtype function: with a fixed dtype, MindSpore 2.10 fails in a PyNative Cell
+            # with dynamic inputs (set_inputs): "The pointer[shape_vector] is null" (CreateGraphOutputKernelTensor).
+            loss = _custom(entry.symbol, names, ["loss"], dtype_of_target, _scalar_shape, bprop)
+            table.update({key + (dtype,): loss for dtype in SUPPORTED_DTYPES})
+        else:
+            # A fixed dtype also spares each call the Python dtype function.
+            table.update({key + (dtype,): _custom(entry.symbol, names, ["loss"], dtype, _shape_of(0), bprop)
+                          for dtype in SUPPORTED_DTYPES})
     return table
 
 

@@ -237,3 +237,39 @@ def test_the_package_works_under_a_white_list_of_its_library_directory_only(tmp_
         assert [float(v) for v in values] == pytest.approx(expected, rel=1e-5, abs=1e-7), line
     assert lines[3].startswith("switched at run time: ") and "MS_CUSTOM_AOT_WHITE_LIST" in lines[3], lines[3]
     assert other_dir in lines[3] and library in lines[3], lines[3]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The registry of AOT entry points (aclnn_adapter/src/aot/aot_registry.h)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _expected_entry_keys(reductions):
+    """forward, dx, dy and all of them together for every variant; dw and dp where their input is given."""
+    variants = [(False, False), (True, False), (False, True), (True, True)]
+    keys = {(operation, w, p, r) for operation in ("forward", "input_grad", "target_grad", "all_grad")
+            for w, p in variants for r in reductions}
+    keys |= {("weight_grad", w, p, r) for w, p in variants if w for r in reductions}
+    keys |= {("pos_weight_grad", w, p, r) for w, p in variants if p for r in reductions}
+    return keys
+
+
+def test_the_registry_lists_every_exported_entry_with_its_infer_shape():
+    import ctypes
+
+    entries = _library.aot_entries()
+    assert set(entries) == _expected_entry_keys(("none", "mean", "sum"))
+    library = ctypes.CDLL(_library.library_path())
+    for entry in entries.values():
+        assert hasattr(library, entry.symbol), entry
+        # an AOT InferShape gives one output: the multi-output entry's shapes come from Python
+        assert hasattr(library, entry.symbol + "InferShape") == (entry.operation != "all_grad"), entry
+        assert entry.shapes == ("python" if entry.operation == "all_grad" else "library"), entry
+
+
+def test_the_library_and_python_give_each_reduction_the_aclnn_code_of_the_contract():
+    from ms_bcewl.bcewl_validation import REDUCTION_CODES
+
+    contract = {"none": 0, "mean": 1, "sum": 2}  # docs/contract.md §3
+    assert REDUCTION_CODES == contract
+    assert {entry.reduction: entry.code for entry in _library.aot_entries().values()} == contract

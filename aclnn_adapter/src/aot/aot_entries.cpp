@@ -3,11 +3,12 @@
 // Each entry translates MindSpore's raw arguments into aclTensor views and runs the two-phase aclnn API, so the
 // MindSpore path and a C++ caller of aclnn exercise the same checks and kernels.
 //
-// How variants reach the kernel: one exported symbol per (operation, weight/pos_weight presence, reduction),
-// named ms_bcewl_<operation>_<variant>_<reduction> (variant: plain, w, p, wp). The alternative, primitive attrs
-// read through AotExtra, would tie this library to the C++ ABI (std::string by value, vtable layout) of one
-// MindSpore build; a name costs nothing at run time, keeps InferShape free of attrs, and lets one Python
-// primitive per variant be built once and cached. Absent optional inputs are simply not passed.
+// How variants reach the kernel: one exported symbol per (operation, weight/pos_weight presence, reduction), all
+// generated from the registry (aot_registry.h), which the library also exports as a table for Python
+// (ms_bcewl_aot_registry). The alternative, primitive attrs read through AotExtra, would tie this library to the
+// C++ ABI (std::string by value, vtable layout) of one MindSpore build; a name costs nothing at run time, keeps
+// InferShape free of attrs, and lets one Python primitive per variant be built once and cached. Absent optional
+// inputs are simply not passed.
 //
 // The gradients of every input also come as one entry with one output per input
 // (ms_bcewl_all_grad_<variant>_<reduction>: dx, dy, then dw and dp where the variant has them;
@@ -32,7 +33,9 @@
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_weight_backward.h"
+#include "aot/aot_registry.h"
 #include "ms_bcewl/entry_support.h"
+#include "ms_bcewl/reductions.h"
 
 #define MS_BCEWL_AOT_EXPORT __attribute__((visibility("default")))
 
@@ -46,8 +49,6 @@ using ms_bcewl::entry::ThrowOnError;
 constexpr int kMaxRank = 8;
 
 enum class Operation { kForward, kInputGrad, kTargetGrad, kWeightGrad, kPosWeightGrad, kAllGrad };
-
-enum Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
 
 struct AotCall {
   int nparam;
@@ -265,7 +266,7 @@ std::vector<int64_t> ShapeOf(int *ndims, int64_t **shapes, int index) {
 std::vector<int64_t> InferShape(const Layout &layout, int64_t reduction, int *ndims, int64_t **shapes) {
   switch (layout.operation) {
     case Operation::kForward:
-      return reduction == kNone ? ShapeOf(ndims, shapes, 0) : std::vector<int64_t>{};
+      return reduction == ms_bcewl::kReductionNone ? ShapeOf(ndims, shapes, 0) : std::vector<int64_t>{};
     case Operation::kInputGrad:
       return ShapeOf(ndims, shapes, layout.first_input());
     case Operation::kTargetGrad:
@@ -282,43 +283,42 @@ std::vector<int64_t> InferShape(const Layout &layout, int64_t reduction, int *nd
 
 }  // namespace
 
-#define MS_BCEWL_AOT_LAUNCH_ENTRY(op_token, operation, variant, has_w, has_p, red_token, reduction)               \
-  extern "C" MS_BCEWL_AOT_EXPORT int ms_bcewl_##op_token##_##variant##_##red_token(                               \
-      int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *, void *) {             \
-    Launch(Layout{operation, has_w, has_p}, reduction, AotCall{nparam, params, ndims, shapes, dtypes});           \
-    return 0;                                                                                                     \
+#define MS_BCEWL_AOT_SYMBOL(operation, variant, reduction) ms_bcewl_##operation##_##variant##_##reduction
+#define MS_BCEWL_STRING(token) #token
+#define MS_BCEWL_EXPANDED_STRING(tokens) MS_BCEWL_STRING(tokens)
+
+#define MS_BCEWL_AOT_INFER_SHAPE_library(operation, variant, reduction, layout, reduction_constant)         \
+  extern "C" MS_BCEWL_AOT_EXPORT std::vector<int64_t> ms_bcewl_##operation##_##variant##_##reduction##InferShape( \
+      int *ndims, int64_t **shapes, void *) {                                                                \
+    return InferShape(layout, reduction_constant, ndims, shapes);                                            \
   }
+#define MS_BCEWL_AOT_INFER_SHAPE_python(operation, variant, reduction, layout, reduction_constant)
 
-#define MS_BCEWL_AOT_ENTRY(op_token, operation, variant, has_w, has_p, red_token, reduction)                      \
-  MS_BCEWL_AOT_LAUNCH_ENTRY(op_token, operation, variant, has_w, has_p, red_token, reduction)                     \
-  extern "C" MS_BCEWL_AOT_EXPORT std::vector<int64_t> ms_bcewl_##op_token##_##variant##_##red_token##InferShape( \
-      int *ndims, int64_t **shapes, void *) {                                                                     \
-    return InferShape(Layout{operation, has_w, has_p}, reduction, ndims, shapes);                                 \
-  }
+// One reduction of one registry row: the entry, and its InferShape where the row's shapes come from the library.
+#define MS_BCEWL_AOT_ENTRY(reduction, reduction_constant, code, operation, enumerator, variant, has_w, has_p, \
+                           shape_source)                                                                     \
+  extern "C" MS_BCEWL_AOT_EXPORT int MS_BCEWL_AOT_SYMBOL(operation, variant, reduction)(                    \
+      int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *, void *) {         \
+    Launch(Layout{Operation::enumerator, has_w, has_p}, ms_bcewl::reduction_constant,                        \
+           AotCall{nparam, params, ndims, shapes, dtypes});                                                  \
+    return 0;                                                                                                \
+  }                                                                                                          \
+  MS_BCEWL_AOT_INFER_SHAPE_##shape_source(operation, variant, reduction,                                     \
+                                          (Layout{Operation::enumerator, has_w, has_p}),                     \
+                                          ms_bcewl::reduction_constant)
 
-#define MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(op_token, operation, variant, has_w, has_p) \
-  MS_BCEWL_AOT_ENTRY(op_token, operation, variant, has_w, has_p, none, kNone)           \
-  MS_BCEWL_AOT_ENTRY(op_token, operation, variant, has_w, has_p, mean, kMean)           \
-  MS_BCEWL_AOT_ENTRY(op_token, operation, variant, has_w, has_p, sum, kSum)
+// The table line of one entry: symbol, operation, has_weight, has_pos_weight, reduction, aclnn code, shapes.
+#define MS_BCEWL_AOT_TABLE_LINE(reduction, reduction_constant, code, operation, enumerator, variant, has_w, has_p, \
+                                shape_source)                                                                     \
+  MS_BCEWL_EXPANDED_STRING(MS_BCEWL_AOT_SYMBOL(operation, variant, reduction))                                    \
+  " " #operation " " #has_w " " #has_p " " #reduction " " #code " " #shape_source "\n"
 
-#define MS_BCEWL_AOT_ALL_GRAD_ENTRIES(variant, has_w, has_p)                                \
-  MS_BCEWL_AOT_LAUNCH_ENTRY(all_grad, Operation::kAllGrad, variant, has_w, has_p, none, kNone) \
-  MS_BCEWL_AOT_LAUNCH_ENTRY(all_grad, Operation::kAllGrad, variant, has_w, has_p, mean, kMean) \
-  MS_BCEWL_AOT_LAUNCH_ENTRY(all_grad, Operation::kAllGrad, variant, has_w, has_p, sum, kSum)
+#define MS_BCEWL_AOT_ROW_ENTRIES(...) MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_AOT_ENTRY, __VA_ARGS__)
+#define MS_BCEWL_AOT_ROW_TABLE_LINES(...) MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_AOT_TABLE_LINE, __VA_ARGS__)
 
-// Forward, dx, dy and all the gradients together exist for every variant; dw only where a weight is given, dp only
-// where a pos_weight is.
-#define MS_BCEWL_AOT_COMMON_ENTRIES(variant, has_w, has_p)                                               \
-  MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(forward, Operation::kForward, variant, has_w, has_p)              \
-  MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(input_grad, Operation::kInputGrad, variant, has_w, has_p)         \
-  MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(target_grad, Operation::kTargetGrad, variant, has_w, has_p)       \
-  MS_BCEWL_AOT_ALL_GRAD_ENTRIES(variant, has_w, has_p)
+MS_BCEWL_AOT_ENTRIES(MS_BCEWL_AOT_ROW_ENTRIES)
 
-MS_BCEWL_AOT_COMMON_ENTRIES(plain, false, false)
-MS_BCEWL_AOT_COMMON_ENTRIES(w, true, false)
-MS_BCEWL_AOT_COMMON_ENTRIES(p, false, true)
-MS_BCEWL_AOT_COMMON_ENTRIES(wp, true, true)
-MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(weight_grad, Operation::kWeightGrad, w, true, false)
-MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(weight_grad, Operation::kWeightGrad, wp, true, true)
-MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(pos_weight_grad, Operation::kPosWeightGrad, p, false, true)
-MS_BCEWL_AOT_ENTRIES_FOR_REDUCTIONS(pos_weight_grad, Operation::kPosWeightGrad, wp, true, true)
+// Every entry as a line of text, for ms_bcewl/bcewl_primitives.py, which builds its primitives from it.
+extern "C" MS_BCEWL_AOT_EXPORT const char *ms_bcewl_aot_registry() {
+  return MS_BCEWL_AOT_ENTRIES(MS_BCEWL_AOT_ROW_TABLE_LINES);
+}
