@@ -40,9 +40,11 @@ DTYPE_SETS = {
 def force_pyboost(monkeypatch):
     """The pyboost path for this test's calls, as under launch_blocking(), which this process cannot undo. The
     inputs of these tests are tensors made before the call, which the asynchronous runtime hands the module
-    correctly; blocking_gradients.py runs the same under a real launch_blocking()."""
+    correctly; blocking_gradients.py runs the same under a real launch_blocking(). On a MindSpore release whose
+    pyboost path is gated off, these tests still test the module."""
     monkeypatch.setattr(PYBOOST, "choice", "pyboost")
     monkeypatch.setattr(PYBOOST, "_blocking", True)
+    monkeypatch.setattr(PYBOOST, "gate", None)
 
 
 @pytest.fixture
@@ -371,6 +373,32 @@ def test_an_explicit_pyboost_setting_fails_at_the_call_when_the_module_cannot_be
         with pytest.raises(RuntimeError, match=r"^ms_bcewl: could not build the pyboost module: /bin/sh: 1: g\+\+: "
                                                r"not found \(MS_BCEWL_PYNATIVE_PATH=pyboost asks for it\)$"):
             path.loss()
+
+
+def test_a_gated_release_keeps_the_primitives_under_auto_and_refuses_an_explicit_setting(monkeypatch):
+    """On a release whose pyboost gradients are wrong under launch_blocking() too, auto never builds the module and
+    returns the primitives; MS_BCEWL_PYNATIVE_PATH=pyboost raises at the call, naming the release."""
+    monkeypatch.setattr(pyboost_path, "WRONG_GRADIENT_RELEASES", {(2, 11): "zero in 7 of 40 calls"})
+    monkeypatch.setattr(pyboost_path, "launch_blocking", lambda: True)
+    gate = pyboost_path.pyboost_gate("2.11.0")
+    auto = PyboostPath("auto", prepare=failing_prepare, gate=gate)
+    assert auto.loss() is None and auto.wait() is None
+    assert not auto._requested.is_set()  # pylint: disable=protected-access
+    explicit = PyboostPath("pyboost", prepare=failing_prepare, gate=gate)
+    for call in (explicit.loss, lambda: explicit.wait(explicit=True)):
+        with pytest.raises(RuntimeError, match=r"MS_BCEWL_PYNATIVE_PATH=pyboost refused: MindSpore 2\.11\.0's "
+                                               r"pyboost path gives wrong gradients, under launch_blocking\(\) too "
+                                               r"\(zero in 7"):
+            call()
+    assert "gives wrong gradients" in pyboost_path.describe("auto", {}, gate)
+    assert pyboost_path.describe("aot", {}, gate).startswith("aot: ops.Custom primitives")
+
+
+def test_the_gate_reads_major_and_minor_of_any_version_string(monkeypatch):
+    monkeypatch.setattr(pyboost_path, "WRONG_GRADIENT_RELEASES", {(2, 11): "measured"})
+    assert [pyboost_path.release(v) for v in ("2.7.1.post1", "2.10.0rc1", "dev")] == [(2, 7), (2, 10), None]
+    assert pyboost_path.pyboost_gate("2.11.1rc1") is not None
+    assert [pyboost_path.pyboost_gate(v) for v in ("2.1.1", "2.10.0", "2.110.0", "dev")] == [None] * 4
 
 
 # ---------------------------------------------------------------------------------------------------------------
