@@ -75,7 +75,8 @@ def _cmake_executable():
 
 
 def _build_jobs():
-    return str(os.cpu_count() or 2)
+    # CMake's own variable, so that a build beside other work (a CI run, a version matrix) can take fewer cores.
+    return os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 2)
 
 
 def ship_pyboost_sources(library_dir):

@@ -136,7 +136,16 @@ def info_rows():
             ("Python", f"{platform.python_version()} ({sys.executable})"),
             ("library", path), ("library build", library_build(path)), ("backend", backend()),
             ("SIMD level", simd_level()), ("threads", threads(path)), ("Ascend path", ascend_path()),
-            ("PyNative path", pyboost_path.describe(pyboost_path.PYBOOST.choice, os.environ))]
+            ("paths", release_paths()),
+            ("PyNative path", pyboost_path.describe(pyboost_path.PYBOOST.choice, os.environ,
+                                                    pyboost_path.PYBOOST.gate))]
+
+
+def release_paths():
+    """Which paths this MindSpore release gets, whatever MS_BCEWL_PYNATIVE_PATH says."""
+    pynative = ("ops.Custom primitives, pyboost under launch_blocking()" if pyboost_path.PYBOOST.gate is None
+                else "ops.Custom primitives only (pyboost gated off: wrong gradients)")
+    return f"on MindSpore {ms.__version__}: graphs: ops.Custom primitives; PyNative: {pynative}"
 
 
 def info():

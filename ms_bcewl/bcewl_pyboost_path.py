@@ -91,6 +91,27 @@ ASYNC_RUNTIME_REFUSED = (
     "under launch_blocking() and the ops.Custom primitives otherwise).")
 
 
+# MindSpore releases (major, minor) whose pyboost path gives wrong gradients under launch_blocking() too, with what
+# tests/pyboost_repeated_grads.py measured there; tests/test_versions.py checks the installed release against this
+# table. None so far: 2.7.0, 2.7.2, 2.8.0, 2.9.0 and 2.10.0 gave no wrong gradient under launch_blocking() (README).
+WRONG_GRADIENT_RELEASES = {}
+
+
+def release(version):
+    """(major, minor) of a MindSpore version string such as '2.7.1.post1' or '2.10.0rc1'; None if unreadable."""
+    found = re.match(r"(\d+)\.(\d+)", version)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def pyboost_gate(version):
+    """Why MindSpore `version` may not take the pyboost path, or None where it may."""
+    measured = WRONG_GRADIENT_RELEASES.get(release(version))
+    if measured is None:
+        return None
+    return (f"MindSpore {version}'s pyboost path gives wrong gradients, under launch_blocking() too ({measured}); "
+            "its PyNative calls take the ops.Custom primitives")
+
+
 def cache_root(environ):
     if environ.get(CACHE_VARIABLE):
         return Path(environ[CACHE_VARIABLE])
@@ -335,12 +356,16 @@ def prepare_module(folder, wait_for_compile):
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def describe(choice, environ):
-    """One line for `ms-bcewl info`: the setting, what it does, and whether this machine's module is built."""
+def describe(choice, environ, gate=None):
+    """One line for `ms-bcewl info`: the setting, what it does, and whether this machine's module is built (or why
+    this MindSpore release never takes the pyboost path: `gate`)."""
     if ascend_dispatch.runs_on_ascend():
         return "ops.Custom primitives (Ascend backend)"
     if choice not in CHOICES:
         return f"{PATH_VARIABLE}={choice!r} is not one of {', '.join(CHOICES)}: PyNative calls raise ValueError"
+    if gate is not None and choice != "aot":
+        meaning = {"auto": "ops.Custom primitives", "pyboost": "PyNative calls raise RuntimeError"}[choice]
+        return f"{choice}: {meaning}: {gate} ({PATH_VARIABLE})"
     folder = build_folder(cache_root(environ))
     built = {"verified": f"module built in {folder}", "building": f"module being built in {folder}",
              "damaged": f"module in {folder} damaged or unfinished (the next build replaces it)",
@@ -357,8 +382,9 @@ class PyboostPath:
     where the setting or launch_blocking() already chooses pyboost, else by the first call that would take it), then
     runs prepare(folder, wait_for_compile) once."""
 
-    def __init__(self, choice, prepare=prepare_module, locate=default_folder):
+    def __init__(self, choice, prepare=prepare_module, locate=default_folder, gate=None):
         self.choice = "aot" if ascend_dispatch.runs_on_ascend() else choice
+        self.gate = gate  # pyboost_gate() of the MindSpore release: where set, no call takes the pyboost path
         self._prepare, self._locate = prepare, locate
         self._loss = None
         self._failure = None
@@ -368,11 +394,11 @@ class PyboostPath:
         self._done = threading.Event()
         self._wait_for_compile = False
         self._helper_pid = None
-        if self.choice in ("auto", "pyboost"):
+        if self.choice in ("auto", "pyboost") and gate is None:
             self._start_helper()
         # Already chosen: the module is asked for now, since waking the helper later costs the call that does it
         # a GIL handoff.
-        if self.choice == "pyboost" or (self.choice == "auto" and launch_blocking()):
+        if gate is None and (self.choice == "pyboost" or (self.choice == "auto" and launch_blocking())):
             self._request(wait_for_compile=self.choice == "pyboost")
 
     def loss(self):
@@ -381,6 +407,8 @@ class PyboostPath:
             return None
         if self.choice not in CHOICES:
             raise ValueError(f"ms_bcewl: {PATH_VARIABLE}={self.choice!r} is not one of {', '.join(CHOICES)}.")
+        if self.gate is not None:
+            return self._refused()
         if not self._in_blocking_runtime():
             if self.choice == "pyboost":
                 raise RuntimeError(ASYNC_RUNTIME_REFUSED)
@@ -391,6 +419,13 @@ class PyboostPath:
             self._not_ready_yet()
         return self._loss
 
+    def _refused(self):
+        """None (the primitives) for auto; RuntimeError for an explicit pyboost on a gated release."""
+        if self.choice == "pyboost":
+            raise RuntimeError(f"ms_bcewl: {PATH_VARIABLE}=pyboost refused: {self.gate}. Unset it or set "
+                               f"{PATH_VARIABLE}=aot.")
+        return None
+
     def _in_blocking_runtime(self):
         if not self._blocking:
             self._blocking = launch_blocking()  # launch_blocking() cannot be undone: once seen, no need to ask again
@@ -398,8 +433,10 @@ class PyboostPath:
 
     def wait(self, explicit=False):
         """The pyboost loss once the module is ready (compiled in this process where needed), or None where it
-        cannot be built (RuntimeError instead for an explicit MS_BCEWL_PYNATIVE_PATH=pyboost). Tests and benchmarks
-        call it to know which path the calls that follow take."""
+        cannot be built or the release is gated off (RuntimeError instead for an explicit
+        MS_BCEWL_PYNATIVE_PATH=pyboost). Tests and benchmarks call it to know which path the calls that follow take."""
+        if self.gate is not None:
+            return self._refused() if explicit else None
         self._request(wait_for_compile=True)
         if not self._done.wait(1.0):
             print("ms_bcewl: waiting for the pyboost module (it compiles once per machine, in about a minute; "
@@ -461,4 +498,4 @@ def _setting(environ):
         return environ[PATH_VARIABLE]
 
 
-PYBOOST = PyboostPath(_setting(os.environ))
+PYBOOST = PyboostPath(_setting(os.environ), gate=pyboost_gate(mindspore.__version__))

@@ -41,7 +41,9 @@ def loss_of(reduction, names, scale):
         named = dict(zip(names, tensors))
         value = ms_bcewl.binary_cross_entropy_with_logits(named["x"], named["y"], named.get("weight"),
                                                          named.get("pos_weight"), reduction)
-        return value if scale is None else value * scale
+        # Scaled in float32: MindSpore's CPU backend has no bfloat16 Mul before 2.9. The backward casts the
+        # gradOutput of 3 back to the loss's dtype, where it is exact.
+        return value if scale is None else value.astype(ms.float32) * scale
     return loss
 
 

@@ -19,6 +19,9 @@ import sys
 import threading
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/reference.py, also in a child run with -P
+import reference as R  # noqa: E402
+
 THREADS = 4
 CALLS = 100
 ROUNDS = 40
@@ -71,9 +74,6 @@ def thread_inputs(scenario, index, round_):
 
 def expected(gradients, x, y):
     """The float64 reference: the summed loss, or its gradient with respect to x."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import reference as R  # pylint: disable=import-outside-toplevel
-
     x, y = x.asnumpy(), y.asnumpy()
     return R.grads(x, y, reduction="sum")[0] if gradients else R.loss(x, y, reduction="sum")
 
@@ -116,7 +116,7 @@ def run_scenario(scenario, op_name):
 def outcome(scenario, op_name):
     """(what happened, the failed calls of the run, all its calls)."""
     try:
-        done = subprocess.run([sys.executable, "-P", __file__, "--child", scenario, op_name], capture_output=True,
+        done = subprocess.run([*R.PYTHON, __file__, "--child", scenario, op_name], capture_output=True,
                               text=True, timeout=HANG_SECONDS, check=False)
     except subprocess.TimeoutExpired:
         return f"hung (killed after {HANG_SECONDS} s)", 0, 0

@@ -10,14 +10,18 @@ The second half is the harness the tests share: dtype helpers (values are rounde
 reference sees them, so the only error left is the op's own), tolerances, and the Cells that call ms_bcewl in
 either execution mode and take its gradients.
 """
+import sys
 from dataclasses import dataclass, replace
 from typing import Optional, Tuple
 
 import numpy as np
-import torch  # the second oracle (float64); CI installs it, so it is imported unconditionally
-import torch.nn.functional as torch_f
 
 from ms_bcewl.bcewl_validation import REDUCTIONS  # noqa: F401 (the tests parametrize over R.REDUCTIONS)
+
+# The interpreter for a test's child process. -P (3.11+) keeps the script's folder or the working directory off
+# sys.path, so that a source checkout never shadows the installed package; Python 3.10 has no -P, and there the
+# suite runs from a folder outside the source tree (README), which the children inherit.
+PYTHON = (sys.executable, "-P") if sys.version_info >= (3, 11) else (sys.executable,)
 
 # --------------------------------------------------------------------------------------------------------------
 # Float64 reference
@@ -353,6 +357,10 @@ def upstream(case, seed=1):
 
 def torch_oracle(case, g=None):
     """PyTorch float64 on the case's values: (loss, dx, dy) as NumPy."""
+    # Imported here: the version matrix's venvs (.ci/version_matrix) run tests/test_versions.py without PyTorch.
+    import torch  # pylint: disable=import-outside-toplevel
+    import torch.nn.functional as torch_f  # pylint: disable=import-outside-toplevel
+
     x = torch.tensor(case.x, dtype=torch.float64, requires_grad=True)
     y = torch.tensor(case.y, dtype=torch.float64, requires_grad=True)
     w = None if case.w is None else torch.tensor(case.w, dtype=torch.float64)

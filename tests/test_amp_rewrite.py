@@ -9,10 +9,10 @@ a module of ms_bcewl named like one of MindSpore's was taken for it:
 import os
 import shutil
 import subprocess
-import sys
 import textwrap
 
 import ms_bcewl
+import reference as R
 
 # Built-in loss, ms_bcewl's, built-in again: each an O1 network that is built and run.
 PROGRAM = textwrap.dedent("""
@@ -40,7 +40,7 @@ def test_o1_networks_of_both_losses_build_in_one_process(tmp_path):
     workdir = tmp_path / "work"
     workdir.mkdir()
     env = dict(os.environ, PYTHONPATH=str(site_packages))
-    result = subprocess.run([sys.executable, "-P", "-c", PROGRAM], cwd=workdir, env=env, capture_output=True,
+    result = subprocess.run([*R.PYTHON, "-c", PROGRAM], cwd=workdir, env=env, capture_output=True,
                             text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stderr[-3000:]
     losses = [line.split() for line in result.stdout.splitlines()]

@@ -12,7 +12,6 @@
 """
 import os
 import subprocess
-import sys
 import threading
 import traceback
 from pathlib import Path
@@ -133,7 +132,7 @@ for count in (1, 2, 3, 4):
 
 def test_the_thread_count_from_the_environment_and_the_hooks_takes_effect(tmp_path):
     env = dict(os.environ, MS_BCEWL_NUM_THREADS="3", PYTHONPATH=str(TESTS_DIR))
-    done = subprocess.run([sys.executable, "-P", "-c", THREAD_COUNT_PROBE], cwd=tmp_path, env=env,
+    done = subprocess.run([*R.PYTHON, "-c", THREAD_COUNT_PROBE], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines() == [
@@ -247,7 +246,7 @@ def test_first_calls_from_4_and_8_threads_each_get_their_own_answer(tmp_path):
     """Threads making the first call of one signature at once got another thread's value, raised or crashed the
     process: python3 -P tests/pynative_threads_repro.py (scenario new_signatures_every_round)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(TESTS_DIR), os.environ.get("PYTHONPATH")])))
-    done = subprocess.run([sys.executable, "-P", "-c", FIRST_CALLS_PROGRAM, str(FIRST_CALLS_ROUNDS)], cwd=tmp_path,
+    done = subprocess.run([*R.PYTHON, "-c", FIRST_CALLS_PROGRAM, str(FIRST_CALLS_ROUNDS)], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=900, check=False)
     report = done.stdout + done.stderr[-3000:]
     assert done.returncode == 0, f"exit status {done.returncode}\n{report}"

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import reference as R
 from native_build import HANG_GUARD_SECONDS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "distributed"))
@@ -125,7 +126,7 @@ def test_import_initialises_no_communication():
     """import ms_bcewl must work in a process that never calls mindspore.communication.init()."""
     code = ("import ms_bcewl\nfrom mindspore.communication import GlobalComm\n"
             "assert ms_bcewl.ShardedBCEWithLogitsLoss and not GlobalComm.INITED, 'communication initialised'")
-    finished = msrun.run_process_group([sys.executable, "-P", "-c", code], None, HANG_GUARD_SECONDS)
+    finished = msrun.run_process_group([*R.PYTHON, "-c", code], None, HANG_GUARD_SECONDS)
     assert finished[0] == 0, finished[1]
 
 

@@ -221,7 +221,7 @@ def test_the_package_works_under_a_white_list_of_its_library_directory_only(tmp_
     env = {k: v for k, v in os.environ.items() if k != _library.AOT_WHITE_LIST}
     probe = tmp_path / "probe.py"  # graph mode compiles Python source, which it cannot get from `python -c`
     probe.write_text(WHITE_LIST_PROBE)
-    done = subprocess.run([sys.executable, "-P", str(probe), library_dir, other_dir], cwd=tmp_path, env=env,
+    done = subprocess.run([*R.PYTHON, str(probe), library_dir, other_dir], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()

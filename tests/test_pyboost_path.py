@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -40,9 +39,11 @@ DTYPE_SETS = {
 def force_pyboost(monkeypatch):
     """The pyboost path for this test's calls, as under launch_blocking(), which this process cannot undo. The
     inputs of these tests are tensors made before the call, which the asynchronous runtime hands the module
-    correctly; blocking_gradients.py runs the same under a real launch_blocking()."""
+    correctly; blocking_gradients.py runs the same under a real launch_blocking(). On a MindSpore release whose
+    pyboost path is gated off, these tests still test the module."""
     monkeypatch.setattr(PYBOOST, "choice", "pyboost")
     monkeypatch.setattr(PYBOOST, "_blocking", True)
+    monkeypatch.setattr(PYBOOST, "gate", None)
 
 
 @pytest.fixture
@@ -60,7 +61,7 @@ def through(pynative, monkeypatch):
 def run_script(name, timeout=900):
     """tests/<name> in a process of its own, with the automatic choice of path."""
     environment = {key: value for key, value in os.environ.items() if key != pyboost_path.PATH_VARIABLE}
-    done = subprocess.run([sys.executable, "-P", str(Path(__file__).with_name(name))], capture_output=True,
+    done = subprocess.run([*R.PYTHON, str(Path(__file__).with_name(name))], capture_output=True,
                           text=True, timeout=timeout, env=environment, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return done
@@ -337,7 +338,7 @@ def test_the_first_blocking_call_in_an_empty_cache_does_not_wait_for_the_compile
     compiler.chmod(0o755)
     environment = {key: value for key, value in os.environ.items() if key != pyboost_path.PATH_VARIABLE}
     environment.update(CXX=str(compiler), MS_BCEWL_CACHE_DIR=str(tmp_path / "cache"))
-    done = subprocess.run([sys.executable, "-P", "-c", FIRST_CALL_SCRIPT], capture_output=True, text=True,
+    done = subprocess.run([*R.PYTHON, "-c", FIRST_CALL_SCRIPT], capture_output=True, text=True,
                           timeout=600, env=environment, cwd=tmp_path, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     first_call_seconds, loss, fell_back = done.stdout.split()[-3:]
@@ -373,6 +374,32 @@ def test_an_explicit_pyboost_setting_fails_at_the_call_when_the_module_cannot_be
             path.loss()
 
 
+def test_a_gated_release_keeps_the_primitives_under_auto_and_refuses_an_explicit_setting(monkeypatch):
+    """On a release whose pyboost gradients are wrong under launch_blocking() too, auto never builds the module and
+    returns the primitives; MS_BCEWL_PYNATIVE_PATH=pyboost raises at the call, naming the release."""
+    monkeypatch.setattr(pyboost_path, "WRONG_GRADIENT_RELEASES", {(2, 11): "zero in 7 of 40 calls"})
+    monkeypatch.setattr(pyboost_path, "launch_blocking", lambda: True)
+    gate = pyboost_path.pyboost_gate("2.11.0")
+    auto = PyboostPath("auto", prepare=failing_prepare, gate=gate)
+    assert auto.loss() is None and auto.wait() is None
+    assert not auto._requested.is_set()  # pylint: disable=protected-access
+    explicit = PyboostPath("pyboost", prepare=failing_prepare, gate=gate)
+    for call in (explicit.loss, lambda: explicit.wait(explicit=True)):
+        with pytest.raises(RuntimeError, match=r"MS_BCEWL_PYNATIVE_PATH=pyboost refused: MindSpore 2\.11\.0's "
+                                               r"pyboost path gives wrong gradients, under launch_blocking\(\) too "
+                                               r"\(zero in 7"):
+            call()
+    assert "gives wrong gradients" in pyboost_path.describe("auto", {}, gate)
+    assert pyboost_path.describe("aot", {}, gate).startswith("aot: ops.Custom primitives")
+
+
+def test_the_gate_reads_major_and_minor_of_any_version_string(monkeypatch):
+    monkeypatch.setattr(pyboost_path, "WRONG_GRADIENT_RELEASES", {(2, 11): "measured"})
+    assert [pyboost_path.release(v) for v in ("2.7.1.post1", "2.10.0rc1", "dev")] == [(2, 7), (2, 10), None]
+    assert pyboost_path.pyboost_gate("2.11.1rc1") is not None
+    assert [pyboost_path.pyboost_gate(v) for v in ("2.1.1", "2.10.0", "2.110.0", "dev")] == [None] * 4
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The cache: damaged and read-only
 # ---------------------------------------------------------------------------------------------------------------
@@ -400,7 +427,7 @@ def pyboost_loss_in_a_process(root, tmp_path, prefix=()):
     """The summed loss of LOSS_SCRIPT's inputs, computed with MS_BCEWL_PYNATIVE_PATH=pyboost and the cache root
     `root`, in a process of its own started under the command `prefix`."""
     environment = dict(os.environ, MS_BCEWL_CACHE_DIR=str(root), MS_BCEWL_PYNATIVE_PATH="pyboost")
-    done = subprocess.run([*prefix, sys.executable, "-P", "-c", LOSS_SCRIPT], capture_output=True, text=True,
+    done = subprocess.run([*prefix, *R.PYTHON, "-c", LOSS_SCRIPT], capture_output=True, text=True,
                           timeout=900, env=environment, cwd=tmp_path, check=False)
     assert done.returncode == 0, f"exit code {done.returncode}: {done.stderr[-3000:]}"
     x, y = np.array([-1.5, 0.25, 3.0]), np.array([0.0, 1.0, 0.5])
@@ -507,7 +534,7 @@ def test_launch_blocking_chooses_pyboost_and_matches_the_reference():
         print(PYBOOST.loss() is not None, repr(float(loss.asnumpy())))
     """)
     environment = {key: value for key, value in os.environ.items() if key != pyboost_path.PATH_VARIABLE}
-    done = subprocess.run([sys.executable, "-P", "-c", script], capture_output=True, text=True, timeout=600,
+    done = subprocess.run([*R.PYTHON, "-c", script], capture_output=True, text=True, timeout=600,
                           env=environment, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     chosen, loss = done.stdout.split()[-2:]
@@ -523,7 +550,7 @@ def test_gradients_given_with_a_reduced_loss_under_launch_blocking_match_the_pri
     pos_weight, a mask weight with it; a sum of two losses; two calls in a row; SGD of a Dense layer and of a
     weight Parameter alone. Every case gives the primitives' bits (tests/blocking_gradients.py, its own process)."""
     environment = {key: value for key, value in os.environ.items() if key != pyboost_path.PATH_VARIABLE}
-    done = subprocess.run([sys.executable, "-P", str(Path(__file__).with_name("blocking_gradients.py"))],
+    done = subprocess.run([*R.PYTHON, str(Path(__file__).with_name("blocking_gradients.py"))],
                           capture_output=True, text=True, timeout=900, env=environment, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     cases = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]

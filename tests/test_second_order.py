@@ -12,7 +12,6 @@ primitives) runs in a process of its own, which prints one JSON line per case:
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import mindspore as ms
@@ -403,7 +402,7 @@ def blocking_results():
     environment = {key: value for key, value in os.environ.items() if key != "MS_BCEWL_PYNATIVE_PATH"}
     script = f"import sys; sys.path[:0] = [{str(Path(__file__).parent)!r}]; import {Path(__file__).stem} as t; " \
              "t.blocking_cases()"
-    done = subprocess.run([sys.executable, "-P", "-c", script], capture_output=True, text=True, timeout=1800,
+    done = subprocess.run([*R.PYTHON, "-c", script], capture_output=True, text=True, timeout=1800,
                           env=environment, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return {case["case"]: case for case in map(json.loads, (line for line in done.stdout.splitlines()

@@ -13,18 +13,55 @@
 #include <vector>
 
 #include "ms_extension/api.h"
-// The autograd Function interface; api.h includes it only for Ascend builds, though it is backend-neutral.
-#include "include/pynative/backward/function.h"
 
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_all_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_and_all_gradients.h"
-#include "include/pynative/utils/pynative_execute.h"
-#include "include/pynative/utils/runtime/auto_grad_guard.h"
-#include "include/runtime/utils/runtime_conf/runtime_conf.h"
-#include "include/utils/pynative/grad_state.h"
 #include "ms_bcewl/entry_support.h"
 #include "ms_bcewl/reductions.h"
+
+// MindSpore's internal headers, found where the installed release keeps them (CustomOpBuilder puts both
+// include/mindspore/ccsrc and its include/ folder on the path). Newest layout first: 2.8+, then 2.7.1-2.7.2, 2.7.0.
+// The autograd Function interface; api.h includes it only for Ascend builds, though it is backend-neutral.
+#if __has_include("include/pynative/backward/function.h")
+#include "include/pynative/backward/function.h"
+#elif __has_include("pynative/backward/function.h")
+#include "pynative/backward/function.h"
+#elif __has_include("pynative/grad/function.h")
+#include "pynative/grad/function.h"
+#else
+#error "no autograd Function header (pynative .../function.h) in this MindSpore"
+#endif
+#if __has_include("include/pynative/utils/pynative_execute.h")
+#include "include/pynative/utils/pynative_execute.h"
+#elif __has_include("pynative/utils/pynative_execute.h")
+#include "pynative/utils/pynative_execute.h"
+#else
+#include "pynative/pynative_execute.h"
+#endif
+// OpRunStatus: 2.10 has it in runtime/; 2.8-2.9 in include/pynative/utils/pyboost/; 2.7 in pyboost/.
+#if __has_include("include/pynative/utils/runtime/auto_grad_guard.h")
+#include "include/pynative/utils/runtime/auto_grad_guard.h"
+#elif __has_include("include/pynative/utils/pyboost/functions/auto_grad_guard.h")
+#include "include/pynative/utils/pyboost/functions/auto_grad_guard.h"
+#else
+#include "pyboost/functions/auto_grad_guard.h"
+#endif
+#if __has_include("include/runtime/utils/runtime_conf/runtime_conf.h")
+#include "include/runtime/utils/runtime_conf/runtime_conf.h"
+#else
+#include "include/common/runtime_conf/runtime_conf.h"
+#endif
+#if __has_include("include/utils/pynative/grad_state.h")
+#include "include/utils/pynative/grad_state.h"
+#else
+#include "include/common/pynative/grad_state.h"
+#endif
+
+// 2.7's ShapeVector is a global alias only; redeclaring the same alias in mindspore is allowed where it exists.
+namespace mindspore {
+using ShapeVector = std::vector<int64_t>;
+}  // namespace mindspore
 
 namespace {
 
