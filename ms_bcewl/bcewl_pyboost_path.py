@@ -10,17 +10,16 @@ the folder, so a read-only cache serves. Loading one removes the module's other 
 STALE_AFTER_DAYS.
 
 A call through it skips what an ``ops.Custom`` call pays in PyNative (the Python infer functions, the primitive's
-generic run path): 41 µs against 162 µs per call at 1e3 elements under ``launch_blocking()``, and 0.49 ms against
-1.26 ms for ``value_and_grad``, on the 2-core reference machine (docs/performance.md). The values and gradients are
-bit for bit those of the primitives: both run the same aclnn API of libms_bcewl.so.
+generic run path), most of a small call's time under ``launch_blocking()`` (docs/performance.md). The values and
+gradients are bit for bit those of the primitives: both run the same aclnn API of libms_bcewl.so.
 
 Which path a PyNative call takes, by ``MS_BCEWL_PYNATIVE_PATH`` (unset or empty: ``auto``):
 - ``auto``: pyboost under ``mindspore.runtime.launch_blocking()`` once the module is ready, the primitives
   until then and in MindSpore's default asynchronous runtime, where a pyboost operator passes through two queue
-  threads (1.3 ms a call at 1e3 elements against 0.23 ms for the primitive, on 2 cores). No call waits for a
+  threads, several times slower than the primitive on small calls (docs/performance.md). No call waits for a
   compile: the import (where launch_blocking() was called before it) or else the first call that would take
   pyboost sets a helper thread going, which loads a verified module or has ``ms-bcewl build`` compile one in a
-  process of its own at low priority (about a minute), and later calls switch to it. A call keeps the path it
+  process of its own at low priority, and later calls switch to it. A call keeps the path it
   started on. A module that cannot be built gives one warning, cause first, and the primitives stay;
 - ``pyboost``: under ``launch_blocking()``; a call waits for the module (a line on stderr says so when it must be
   compiled) and raises where it cannot be built. In the asynchronous runtime a call raises RuntimeError: there the
