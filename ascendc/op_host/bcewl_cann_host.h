@@ -12,8 +12,8 @@
 
 namespace optiling {
 
-ge::graphStatus MsBcewlSigmoidCrossEntropyWithLogitsTilingFunc(gert::TilingContext* context);
-ge::graphStatus MsBcewlSigmoidCrossEntropyWithLogitsGradTilingFunc(gert::TilingContext* context);
+ge::graphStatus MsBcewlSigmoidCrossEntropyWithLogitsTilingFunc(gert::TilingContext *context);
+ge::graphStatus MsBcewlSigmoidCrossEntropyWithLogitsGradTilingFunc(gert::TilingContext *context);
 
 }  // namespace optiling
 
@@ -21,7 +21,7 @@ namespace ops {
 
 // Declares an ND tensor parameter accepting `dtypes` (one entry per supported dtype combination).
 template <typename Param, typename Presence>
-Param& NdTensor(Param& param, Presence presence, const std::vector<ge::DataType>& dtypes) {
+Param &NdTensor(Param &param, Presence presence, const std::vector<ge::DataType> &dtypes) {
   const std::vector<ge::Format> formats(dtypes.size(), ge::FORMAT_ND);
   return param.ParamType(presence).DataType(dtypes).Format(formats).UnknownShapeFormat(formats);
 }
@@ -31,10 +31,10 @@ Param& NdTensor(Param& param, Presence presence, const std::vector<ge::DataType>
 namespace ge {
 
 // loss and gradient have the shape of predict.
-graphStatus InferShapeLikePredict(gert::InferShapeContext* context);
+graphStatus InferShapeLikePredict(gert::InferShapeContext *context);
 // loss is always float32 (the adapter reduces and casts); the gradient has the dtype of predict.
-graphStatus InferDataTypeFloat(gert::InferDataTypeContext* context);
-graphStatus InferDataTypeLikePredict(gert::InferDataTypeContext* context);
+graphStatus InferDataTypeFloat(gert::InferDataTypeContext *context);
+graphStatus InferDataTypeLikePredict(gert::InferDataTypeContext *context);
 
 }  // namespace ge
 

@@ -12,10 +12,10 @@ constexpr uint64_t kFloatBytes = sizeof(float);
 
 // What a kernel allocates besides its broadcast operands, per element of tile capacity.
 struct KernelBuffers {
-  uint64_t inputBytes;   // dtype of predict, target and the operands
-  uint64_t outputBytes;  // forward: float; gradient: the input dtype
-  uint64_t scratchTiles; // float scratch tiles (TBuf)
-  bool selectMask;       // a one-bit-per-element mask (TBuf), and kSelectScratchUbBytes of UB left unallocated
+  uint64_t inputBytes;    // dtype of predict, target and the operands
+  uint64_t outputBytes;   // forward: float; gradient: the input dtype
+  uint64_t scratchTiles;  // float scratch tiles (TBuf)
+  bool selectMask;        // a one-bit-per-element mask (TBuf), and kSelectScratchUbBytes of UB left unallocated
 };
 
 // UB bytes = perElement * tileCapacity + fixed + maskBitsPerElement * tileCapacity / 8.
@@ -35,12 +35,12 @@ struct GeometryPlan {
 uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-uint64_t UbBytesFor(const UbCost& cost, uint64_t tileCapacity) {
+uint64_t UbBytesFor(const UbCost &cost, uint64_t tileCapacity) {
   return tileCapacity * cost.perElement + tileCapacity * cost.maskBitsPerElement / 8 + cost.fixed;
 }
 
 // The largest tile capacity (a multiple of kTileCapacityAlignment) whose buffers fit ubBytes; 0 if none does.
-uint64_t MaxTileCapacity(const UbCost& cost, uint64_t ubBytes) {
+uint64_t MaxTileCapacity(const UbCost &cost, uint64_t ubBytes) {
   if (cost.fixed >= ubBytes) return 0;
   const uint64_t eighthsPerElement = 8 * cost.perElement + cost.maskBitsPerElement;
   return (ubBytes - cost.fixed) * 8 / eighthsPerElement / kTileCapacityAlignment * kTileCapacityAlignment;
@@ -66,11 +66,11 @@ UbCost InputCost(uint32_t mode, uint64_t inputBytes, uint64_t rowStride) {
   }
 }
 
-UbCost KernelCost(const KernelBuffers& buffers, const std::vector<OperandTiling*>& operands, uint64_t rowStride) {
+UbCost KernelCost(const KernelBuffers &buffers, const std::vector<OperandTiling *> &operands, uint64_t rowStride) {
   const UbCost full = InputCost(kOperandStream, buffers.inputBytes, rowStride);
-  UbCost cost{2 * full.perElement + kQueueDepth * buffers.outputBytes + buffers.scratchTiles * kFloatBytes,
-              0, buffers.selectMask ? 1u : 0u};
-  for (const OperandTiling* operand : operands) {
+  UbCost cost{2 * full.perElement + kQueueDepth * buffers.outputBytes + buffers.scratchTiles * kFloatBytes, 0,
+              buffers.selectMask ? 1u : 0u};
+  for (const OperandTiling *operand : operands) {
     const UbCost extra = InputCost(operand->mode, buffers.inputBytes, rowStride);
     cost.perElement += extra.perElement;
     cost.fixed += extra.fixed;
@@ -78,7 +78,7 @@ UbCost KernelCost(const KernelBuffers& buffers, const std::vector<OperandTiling*
   return cost;
 }
 
-std::string ValidateOperand(const OperandRequest& request, uint64_t totalLength, const char* name) {
+std::string ValidateOperand(const OperandRequest &request, uint64_t totalLength, const char *name) {
   if (!request.present || totalLength == 0) return "";
   const std::string prefix = std::string(name) + ": ";
   if (request.period == 0 || request.inner == 0) return prefix + "period and inner must be positive";
@@ -89,7 +89,7 @@ std::string ValidateOperand(const OperandRequest& request, uint64_t totalLength,
   return "";
 }
 
-OperandTiling Normalize(const OperandRequest& request, uint64_t totalLength) {
+OperandTiling Normalize(const OperandRequest &request, uint64_t totalLength) {
   if (!request.present) return OperandTiling{kOperandAbsent, 0, 0, 0};
   if (request.period == 1) return OperandTiling{kOperandRunConstant, 0, 1, totalLength};
   if (request.inner == 1) return OperandTiling{kOperandStream, 0, request.period, 1};
@@ -97,15 +97,15 @@ OperandTiling Normalize(const OperandRequest& request, uint64_t totalLength) {
 }
 
 // Flat length after which the operand pattern restarts (stream) or changes value (run constant).
-uint64_t RowCycle(const OperandTiling& operand, uint64_t totalLength) {
+uint64_t RowCycle(const OperandTiling &operand, uint64_t totalLength) {
   if (operand.mode == kOperandStream) return operand.period;
   if (operand.mode == kOperandRunConstant) return operand.inner;
   return totalLength;
 }
 
-void SetStreamModes(const std::vector<OperandTiling*>& operands, uint64_t rowLength, uint64_t totalLength,
+void SetStreamModes(const std::vector<OperandTiling *> &operands, uint64_t rowLength, uint64_t totalLength,
                     bool residentRows) {
-  for (OperandTiling* operand : operands) {
+  for (OperandTiling *operand : operands) {
     const bool oneRow = operand->mode != kOperandRunConstant && operand->mode != kOperandAbsent &&
                         operand->period == rowLength && operand->period < totalLength;
     if (oneRow) operand->mode = residentRows ? kOperandRowResident : kOperandStream;
@@ -122,8 +122,8 @@ GeometryPlan EmptyGeometry() {
 }
 
 // Whole rows per tile: a tile is rowsPerTile rows of rowLength, the rows of a core are consecutive.
-bool TryRowTiles(const UbCost& cost, uint64_t ubBytes, uint64_t rowCount, uint64_t coresWanted, GeometryPlan* plan) {
-  TileGeometry& g = plan->geometry;
+bool TryRowTiles(const UbCost &cost, uint64_t ubBytes, uint64_t rowCount, uint64_t coresWanted, GeometryPlan *plan) {
+  TileGeometry &g = plan->geometry;
   if (rowCount < coresWanted) return false;
   const uint64_t rowsFit = MaxTileCapacity(cost, ubBytes) / g.rowStride;
   if (rowsFit == 0) return false;
@@ -139,9 +139,9 @@ bool TryRowTiles(const UbCost& cost, uint64_t ubBytes, uint64_t rowCount, uint64
 }
 
 // Rows cut into chunks, one chunk per tile; chunks are also cut small enough to give every wanted core work.
-void ChunkTiles(const UbCost& cost, uint64_t ubBytes, uint64_t blockElements, uint64_t rowCount,
-                uint64_t coresWanted, GeometryPlan* plan) {
-  TileGeometry& g = plan->geometry;
+void ChunkTiles(const UbCost &cost, uint64_t ubBytes, uint64_t blockElements, uint64_t rowCount, uint64_t coresWanted,
+                GeometryPlan *plan) {
+  TileGeometry &g = plan->geometry;
   const uint64_t maxChunk = MaxTileCapacity(cost, ubBytes);  // a multiple of blockElements too
   if (maxChunk == 0) {
     plan->error = "UB too small for tiles of " + std::to_string(kTileCapacityAlignment) + " elements";
@@ -164,8 +164,8 @@ void ChunkTiles(const UbCost& cost, uint64_t ubBytes, uint64_t blockElements, ui
   plan->ubBytes = UbBytesFor(cost, g.tileCapacity);
 }
 
-GeometryPlan PlanGeometry(uint64_t totalLength, DtypeCode dtype, const KernelBuffers& buffers,
-                          const std::vector<OperandTiling*>& operands, const PlatformLimits& platform) {
+GeometryPlan PlanGeometry(uint64_t totalLength, DtypeCode dtype, const KernelBuffers &buffers,
+                          const std::vector<OperandTiling *> &operands, const PlatformLimits &platform) {
   if (totalLength == 0) return EmptyGeometry();
   GeometryPlan plan;
   const uint64_t reserved = buffers.selectMask ? kSelectScratchUbBytes : 0;
@@ -175,8 +175,8 @@ GeometryPlan PlanGeometry(uint64_t totalLength, DtypeCode dtype, const KernelBuf
   }
   const uint64_t ubBytes = platform.ubBytes - reserved;
   uint64_t rowLength = totalLength;
-  for (const OperandTiling* operand : operands) rowLength = std::min(rowLength, RowCycle(*operand, totalLength));
-  for (const OperandTiling* operand : operands) {
+  for (const OperandTiling *operand : operands) rowLength = std::min(rowLength, RowCycle(*operand, totalLength));
+  for (const OperandTiling *operand : operands) {
     if (RowCycle(*operand, totalLength) % rowLength != 0) {
       plan.error = "broadcast patterns of the operands do not nest; expand one to the full shape";
       return plan;
@@ -185,7 +185,7 @@ GeometryPlan PlanGeometry(uint64_t totalLength, DtypeCode dtype, const KernelBuf
   const uint64_t rowCount = totalLength / rowLength;
   const uint64_t coresWanted = std::min<uint64_t>(platform.coreNum, CeilDiv(totalLength, kMinElementsPerCore));
   const uint64_t blockElements = kUbBlockBytes / DtypeBytes(dtype);
-  TileGeometry& g = plan.geometry;
+  TileGeometry &g = plan.geometry;
   g.totalLength = totalLength;
   g.rowLength = rowLength;
   g.rowCount = rowCount;
@@ -202,7 +202,7 @@ GeometryPlan PlanGeometry(uint64_t totalLength, DtypeCode dtype, const KernelBuf
   return plan;
 }
 
-std::string ValidateCommon(DtypeCode dtype, const PlatformLimits& platform) {
+std::string ValidateCommon(DtypeCode dtype, const PlatformLimits &platform) {
   if (!IsKnownDtype(dtype)) return "unsupported dtype code " + std::to_string(dtype);
   if (platform.coreNum == 0 || platform.ubBytes == 0) return "core count and UB size must be positive";
   if (platform.ubBytes > std::numeric_limits<uint32_t>::max()) return "UB size does not fit 32 bits";
@@ -215,7 +215,7 @@ uint32_t TilingKey(DtypeCode dtype, bool hasWeight, bool hasPosWeight) {
 }
 
 template <typename Data>
-void Finish(const GeometryPlan& geometry, TilingPlan<Data>* plan) {
+void Finish(const GeometryPlan &geometry, TilingPlan<Data> *plan) {
   plan->error = geometry.error;
   plan->data.geometry = geometry.geometry;
   plan->blockDim = geometry.blockDim;
@@ -227,7 +227,7 @@ bool IsKnownReduction(Reduction reduction) {
 }
 
 // The first error of a gradient request, or "".
-std::string ValidateGrad(const GradTilingRequest& request) {
+std::string ValidateGrad(const GradTilingRequest &request) {
   const uint64_t n = request.totalLength;
   std::string error = ValidateCommon(request.dtype, request.platform);
   if (!error.empty()) return error;
@@ -255,7 +255,7 @@ struct KeptDims {
 
 // False unless the operand broadcasts to the loss shape with its kept dims in one block: broadcast dims (operand 1,
 // loss > 1) may lie only before or after it. Dims where the loss has size 1 do not matter.
-bool FindKeptDims(const std::vector<int64_t>& outShape, const std::vector<int64_t>& operandShape, KeptDims* kept) {
+bool FindKeptDims(const std::vector<int64_t> &outShape, const std::vector<int64_t> &operandShape, KeptDims *kept) {
   const size_t rank = outShape.size();
   const size_t lead = rank - operandShape.size();
   kept->first = rank;
@@ -279,7 +279,7 @@ bool FindKeptDims(const std::vector<int64_t>& outShape, const std::vector<int64_
 
 }  // namespace
 
-TilingPlan<ForwardTilingData> PlanForward(const ForwardTilingRequest& request) {
+TilingPlan<ForwardTilingData> PlanForward(const ForwardTilingRequest &request) {
   TilingPlan<ForwardTilingData> plan;
   const uint64_t n = request.totalLength;
   plan.error = ValidateCommon(request.dtype, request.platform);
@@ -287,7 +287,7 @@ TilingPlan<ForwardTilingData> PlanForward(const ForwardTilingRequest& request) {
   if (plan.error.empty()) plan.error = ValidateOperand(request.posWeight, n, "pos_weight");
   if (!plan.ok()) return plan;
 
-  auto& data = plan.data;
+  auto &data = plan.data;
   data.tilingKey = TilingKey(request.dtype, request.weight.present, request.posWeight.present);
   data.weight = Normalize(request.weight, n);
   data.posWeight = Normalize(request.posWeight, n);
@@ -296,13 +296,13 @@ TilingPlan<ForwardTilingData> PlanForward(const ForwardTilingRequest& request) {
   return plan;
 }
 
-TilingPlan<GradTilingData> PlanGrad(const GradTilingRequest& request) {
+TilingPlan<GradTilingData> PlanGrad(const GradTilingRequest &request) {
   TilingPlan<GradTilingData> plan;
   const uint64_t n = request.totalLength;
   plan.error = ValidateGrad(request);
   if (!plan.ok()) return plan;
 
-  auto& data = plan.data;
+  auto &data = plan.data;
   data.tilingKey = TilingKey(request.dtype, request.weight.present, request.posWeight.present);
   data.scale = GradScale(request.reduction, n);
   data.dout = Normalize(request.dout, n);
@@ -310,13 +310,12 @@ TilingPlan<GradTilingData> PlanGrad(const GradTilingRequest& request) {
   data.posWeight = Normalize(request.posWeight, n);
   const uint64_t inputBytes = DtypeBytes(request.dtype);
   const KernelBuffers buffers{inputBytes, inputBytes, inputBytes == kFloatBytes ? 1u : 2u, false};
-  Finish(PlanGeometry(n, request.dtype, buffers, {&data.dout, &data.weight, &data.posWeight}, request.platform),
-         &plan);
+  Finish(PlanGeometry(n, request.dtype, buffers, {&data.dout, &data.weight, &data.posWeight}, request.platform), &plan);
   return plan;
 }
 
-bool DescribeBroadcast(const std::vector<int64_t>& outShape, const std::vector<int64_t>& operandShape,
-                       OperandRequest* request) {
+bool DescribeBroadcast(const std::vector<int64_t> &outShape, const std::vector<int64_t> &operandShape,
+                       OperandRequest *request) {
   if (operandShape.size() > outShape.size()) return false;
   KeptDims kept;
   if (!FindKeptDims(outShape, operandShape, &kept)) return false;

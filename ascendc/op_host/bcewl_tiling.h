@@ -69,14 +69,14 @@ struct TilingPlan {
   bool ok() const { return error.empty(); }
 };
 
-TilingPlan<ForwardTilingData> PlanForward(const ForwardTilingRequest& request);
-TilingPlan<GradTilingData> PlanGrad(const GradTilingRequest& request);
+TilingPlan<ForwardTilingData> PlanForward(const ForwardTilingRequest &request);
+TilingPlan<GradTilingData> PlanGrad(const GradTilingRequest &request);
 
 // Describes an operand of shape `operandShape` broadcast (numpy rules) onto `outShape`. Returns false when the
 // shapes do not broadcast without enlarging, or when the operand's non-broadcast dimensions are not one
 // contiguous block (e.g. (1, C, 1, W) on (N, C, H, W)): the adapter must then expand the operand to outShape.
-bool DescribeBroadcast(const std::vector<int64_t>& outShape, const std::vector<int64_t>& operandShape,
-                       OperandRequest* request);
+bool DescribeBroadcast(const std::vector<int64_t> &outShape, const std::vector<int64_t> &operandShape,
+                       OperandRequest *request);
 
 }  // namespace bcewl
 

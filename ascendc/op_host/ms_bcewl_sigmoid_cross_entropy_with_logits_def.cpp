@@ -8,7 +8,7 @@ namespace ops {
 
 class MsBcewlSigmoidCrossEntropyWithLogits : public OpDef {
  public:
-  explicit MsBcewlSigmoidCrossEntropyWithLogits(const char* name) : OpDef(name) {
+  explicit MsBcewlSigmoidCrossEntropyWithLogits(const char *name) : OpDef(name) {
     // One entry per supported combination: every input shares one dtype, the loss is float32.
     const std::vector<ge::DataType> inputTypes = {ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_BF16};
     NdTensor(this->Input("predict"), REQUIRED, inputTypes);

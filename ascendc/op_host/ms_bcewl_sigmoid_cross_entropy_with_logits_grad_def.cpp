@@ -9,7 +9,7 @@ namespace ops {
 
 class MsBcewlSigmoidCrossEntropyWithLogitsGrad : public OpDef {
  public:
-  explicit MsBcewlSigmoidCrossEntropyWithLogitsGrad(const char* name) : OpDef(name) {
+  explicit MsBcewlSigmoidCrossEntropyWithLogitsGrad(const char *name) : OpDef(name) {
     // One entry per supported combination: every input and the gradient share one dtype.
     const std::vector<ge::DataType> types = {ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_BF16};
     NdTensor(this->Input("predict"), REQUIRED, types);

@@ -4,8 +4,8 @@
 #ifndef MS_BCEWL_ASCENDC_BCEWL_KERNEL_COMMON_H_
 #define MS_BCEWL_ASCENDC_BCEWL_KERNEL_COMMON_H_
 
-#include "kernel_operator.h"
 #include "bcewl_tiling_data.h"
+#include "kernel_operator.h"
 
 namespace bcewl {
 
@@ -25,19 +25,21 @@ struct IsSame<A, A> {
 
 __aicore__ inline uint64_t MinU64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 __aicore__ inline uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-__aicore__ inline uint32_t AlignUpBytes(uint32_t bytes) { return (bytes + kUbBlockBytes - 1) / kUbBlockBytes * kUbBlockBytes; }
+__aicore__ inline uint32_t AlignUpBytes(uint32_t bytes) {
+  return (bytes + kUbBlockBytes - 1) / kUbBlockBytes * kUbBlockBytes;
+}
 
 template <typename TilingData>
-__aicore__ inline void LoadTiling(GM_ADDR tiling, TilingData* data) {
+__aicore__ inline void LoadTiling(GM_ADDR tiling, TilingData *data) {
   static_assert(sizeof(TilingData) % sizeof(uint32_t) == 0, "tiling data is copied word by word");
-  const __gm__ uint32_t* src = reinterpret_cast<const __gm__ uint32_t*>(tiling);
-  uint32_t* dst = reinterpret_cast<uint32_t*>(data);
+  const __gm__ uint32_t *src = reinterpret_cast<const __gm__ uint32_t *>(tiling);
+  uint32_t *dst = reinterpret_cast<uint32_t *>(data);
   for (uint32_t i = 0; i < sizeof(TilingData) / sizeof(uint32_t); ++i) {
     dst[i] = src[i];
   }
 }
 
-__aicore__ inline OperandTiling FullShapeOperand(const TileGeometry& geometry) {
+__aicore__ inline OperandTiling FullShapeOperand(const TileGeometry &geometry) {
   OperandTiling full{kOperandStream, 0, geometry.totalLength, 1};
   return full;
 }
@@ -61,11 +63,11 @@ struct TileSpan {
   uint32_t count;  // elements every vector instruction of the tile processes, padding lanes between rows included
 };
 
-__aicore__ inline uint64_t UnitOffset(const TileGeometry& geometry, uint64_t unit) {
+__aicore__ inline uint64_t UnitOffset(const TileGeometry &geometry, uint64_t unit) {
   return unit / geometry.chunksPerRow * geometry.rowLength + unit % geometry.chunksPerRow * geometry.chunkLength;
 }
 
-__aicore__ inline BlockSpan MakeBlockSpan(const TileGeometry& geometry, uint64_t blockIdx, uint64_t blockNum) {
+__aicore__ inline BlockSpan MakeBlockSpan(const TileGeometry &geometry, uint64_t blockIdx, uint64_t blockNum) {
   const uint64_t base = geometry.unitCount / blockNum;
   const uint64_t extra = geometry.unitCount % blockNum;
   BlockSpan block{};
@@ -80,7 +82,7 @@ __aicore__ inline BlockSpan MakeBlockSpan(const TileGeometry& geometry, uint64_t
   return block;
 }
 
-__aicore__ inline TileSpan MakeTileSpan(const TileGeometry& geometry, const BlockSpan& block, uint64_t tile) {
+__aicore__ inline TileSpan MakeTileSpan(const TileGeometry &geometry, const BlockSpan &block, uint64_t tile) {
   const uint64_t unit = block.firstUnit + tile * geometry.rowsPerTile;
   const uint64_t chunk = unit % geometry.chunksPerRow;
   TileSpan span{};
@@ -95,7 +97,7 @@ __aicore__ inline TileSpan MakeTileSpan(const TileGeometry& geometry, const Bloc
 
 // Tile rows from row r up to the next multiple of `cycle` in the flat index (cycle is a multiple of rowLength
 // whenever a tile has more than one row).
-__aicore__ inline uint32_t RowsToBoundary(const TileSpan& tile, uint32_t r, uint64_t rowLength, uint64_t cycle) {
+__aicore__ inline uint32_t RowsToBoundary(const TileSpan &tile, uint32_t r, uint64_t rowLength, uint64_t cycle) {
   const uint64_t flat = (tile.firstRow + r) * rowLength + tile.colOffset;
   return static_cast<uint32_t>(MinU64(tile.rows - r, CeilDiv(cycle - flat % cycle, rowLength)));
 }
@@ -132,14 +134,14 @@ __aicore__ inline DataCopyExtParams RowCopyParams(uint32_t rows, uint32_t cols, 
 }
 
 template <typename T>
-__aicore__ inline void CopyRowsPadded(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t rows,
+__aicore__ inline void CopyRowsPadded(const LocalTensor<T> &dst, const GlobalTensor<T> &src, uint32_t rows,
                                       uint32_t cols, uint32_t rowStride) {
   DataCopyPadExtParams<T> padParams{false, 0, 0, T{}};
   DataCopyPad(dst, src, RowCopyParams<T>(rows, cols, rowStride, false), padParams);
 }
 
 template <typename T>
-__aicore__ inline void CopyRowsPadded(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t rows,
+__aicore__ inline void CopyRowsPadded(const GlobalTensor<T> &dst, const LocalTensor<T> &src, uint32_t rows,
                                       uint32_t cols, uint32_t rowStride) {
   DataCopyPad(dst, src, RowCopyParams<T>(rows, cols, rowStride, true));
 }
@@ -147,7 +149,7 @@ __aicore__ inline void CopyRowsPadded(const GlobalTensor<T>& dst, const LocalTen
 // Copies rows x cols elements between contiguous GM and UB rows rowStride apart (either direction): one DataCopy
 // when that is a whole number of 32-byte blocks without gaps, otherwise one DataCopyPad.
 template <typename Dst, typename Src>
-__aicore__ inline void CopyRows(const Dst& dst, const Src& src, uint32_t rows, uint32_t cols, uint32_t rowStride) {
+__aicore__ inline void CopyRows(const Dst &dst, const Src &src, uint32_t rows, uint32_t cols, uint32_t rowStride) {
   using T = typename ElementOf<Dst>::type;
   if (RowsAreWholeBlocks<T>(rows, cols, rowStride)) {
     DataCopy(dst, src, rows * cols);
@@ -166,7 +168,7 @@ __aicore__ inline float ScalarToFloat(T value) {
 }
 
 template <typename T>
-__aicore__ inline void WidenInto(const LocalTensor<float>& dst, const LocalTensor<T>& src, uint32_t count) {
+__aicore__ inline void WidenInto(const LocalTensor<float> &dst, const LocalTensor<T> &src, uint32_t count) {
   if constexpr (IsSame<T, float>::value) {
     Muls(dst, src, 1.0f, count);
   } else {
@@ -178,14 +180,14 @@ __aicore__ inline void WidenInto(const LocalTensor<float>& dst, const LocalTenso
 template <typename T>
 class InputOperand {
  public:
-  __aicore__ inline void Init(TPipe& pipe, GM_ADDR gm, const OperandTiling& tiling, const TileGeometry& geometry,
-                              const BlockSpan& block) {
+  __aicore__ inline void Init(TPipe &pipe, GM_ADDR gm, const OperandTiling &tiling, const TileGeometry &geometry,
+                              const BlockSpan &block) {
     tiling_ = tiling;
     rowLength_ = geometry.rowLength;
     rowStride_ = geometry.rowStride;
     const bool perBlock = tiling.mode == kOperandStream && tiling.period == geometry.totalLength;
     origin_ = perBlock ? block.start : 0;
-    gm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(gm) + origin_, perBlock ? block.length : tiling.period);
+    gm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(gm) + origin_, perBlock ? block.length : tiling.period);
     const uint32_t floatBytes = geometry.tileCapacity * static_cast<uint32_t>(sizeof(float));
     if (tiling.mode == kOperandStream) {
       pipe.InitBuffer(inQueue_, kBufferNum, geometry.tileCapacity * static_cast<uint32_t>(sizeof(T)));
@@ -201,7 +203,7 @@ class InputOperand {
     }
   }
 
-  __aicore__ inline void CopyIn(const TileSpan& tile) {
+  __aicore__ inline void CopyIn(const TileSpan &tile) {
     if (tiling_.mode != kOperandStream) {
       return;
     }
@@ -215,7 +217,7 @@ class InputOperand {
     inQueue_.EnQue(staged);
   }
 
-  __aicore__ inline LocalTensor<float> Acquire(const TileSpan& tile) {
+  __aicore__ inline LocalTensor<float> Acquire(const TileSpan &tile) {
     LocalTensor<float> values;
     if (tiling_.mode == kOperandStream) {
       LocalTensor<T> staged = inQueue_.template DeQue<T>();
@@ -261,7 +263,7 @@ class InputOperand {
   }
 
   // One operand value per run of `inner` flat elements; a run may span several tile rows.
-  __aicore__ inline void FillRuns(const LocalTensor<float>& values, const TileSpan& tile) {
+  __aicore__ inline void FillRuns(const LocalTensor<float> &values, const TileSpan &tile) {
     for (uint32_t r = 0; r < tile.rows;) {
       const uint32_t rows = RowsToBoundary(tile, r, rowLength_, tiling_.inner);
       const uint64_t flat = (tile.firstRow + r) * rowLength_ + tile.colOffset;
@@ -285,9 +287,9 @@ class InputOperand {
 template <typename T, bool HasWeight, bool HasPosWeight>
 class OptionalWeights {
  public:
-  __aicore__ inline void Init(TPipe& pipe, GM_ADDR weight, GM_ADDR posWeight, const OperandTiling& weightTiling,
-                              const OperandTiling& posWeightTiling, const TileGeometry& geometry,
-                              const BlockSpan& block) {
+  __aicore__ inline void Init(TPipe &pipe, GM_ADDR weight, GM_ADDR posWeight, const OperandTiling &weightTiling,
+                              const OperandTiling &posWeightTiling, const TileGeometry &geometry,
+                              const BlockSpan &block) {
     if constexpr (HasWeight) {
       weight_.Init(pipe, weight, weightTiling, geometry, block);
     }
@@ -296,7 +298,7 @@ class OptionalWeights {
     }
   }
 
-  __aicore__ inline void CopyIn(const TileSpan& tile) {
+  __aicore__ inline void CopyIn(const TileSpan &tile) {
     if constexpr (HasWeight) {
       weight_.CopyIn(tile);
     }
@@ -305,7 +307,7 @@ class OptionalWeights {
     }
   }
 
-  __aicore__ inline void Acquire(const TileSpan& tile) {
+  __aicore__ inline void Acquire(const TileSpan &tile) {
     if constexpr (HasWeight) {
       weight = weight_.Acquire(tile);
     }
@@ -335,17 +337,17 @@ class OptionalWeights {
 template <typename U>
 class OutputStream {
  public:
-  __aicore__ inline void Init(TPipe& pipe, GM_ADDR gm, const TileGeometry& geometry, const BlockSpan& block) {
+  __aicore__ inline void Init(TPipe &pipe, GM_ADDR gm, const TileGeometry &geometry, const BlockSpan &block) {
     start_ = block.start;
     rowStride_ = geometry.rowStride;
-    gm_.SetGlobalBuffer(reinterpret_cast<__gm__ U*>(gm) + block.start, block.length);
+    gm_.SetGlobalBuffer(reinterpret_cast<__gm__ U *>(gm) + block.start, block.length);
     pipe.InitBuffer(queue_, kBufferNum, geometry.tileCapacity * static_cast<uint32_t>(sizeof(U)));
   }
 
   __aicore__ inline LocalTensor<U> Alloc() { return queue_.template AllocTensor<U>(); }
-  __aicore__ inline void Push(const LocalTensor<U>& tensor) { queue_.EnQue(tensor); }
+  __aicore__ inline void Push(const LocalTensor<U> &tensor) { queue_.EnQue(tensor); }
 
-  __aicore__ inline void CopyOut(const TileSpan& tile) {
+  __aicore__ inline void CopyOut(const TileSpan &tile) {
     LocalTensor<U> result = queue_.template DeQue<U>();
     CopyRows(gm_[tile.flatOffset - start_], result, tile.rows, tile.cols, rowStride_);
     queue_.FreeTensor(result);
@@ -363,7 +365,7 @@ class OutputStream {
 template <typename T, bool HasWeight, bool HasPosWeight, typename OutT>
 class ElementwiseKernelBase {
  public:
-  __aicore__ inline void CopyOut(const TileSpan& tile) { output_.CopyOut(tile); }
+  __aicore__ inline void CopyOut(const TileSpan &tile) { output_.CopyOut(tile); }
 
  protected:
   struct Inputs {
@@ -375,8 +377,8 @@ class ElementwiseKernelBase {
   };
 
   // False when this core has no elements to process.
-  __aicore__ inline bool InitCommon(const TileGeometry& geometry, const Inputs& gm, const OperandTiling& weight,
-                                    const OperandTiling& posWeight, uint32_t scratchTiles) {
+  __aicore__ inline bool InitCommon(const TileGeometry &geometry, const Inputs &gm, const OperandTiling &weight,
+                                    const OperandTiling &posWeight, uint32_t scratchTiles) {
     block_ = MakeBlockSpan(geometry, GetBlockIdx(), GetBlockNum());
     if (block_.tileCount == 0) {
       return false;
@@ -390,7 +392,7 @@ class ElementwiseKernelBase {
     return true;
   }
 
-  __aicore__ inline void CopyInCommon(const TileSpan& tile) {
+  __aicore__ inline void CopyInCommon(const TileSpan &tile) {
     predict_.CopyIn(tile);
     target_.CopyIn(tile);
     weights_.CopyIn(tile);
@@ -406,7 +408,7 @@ class ElementwiseKernelBase {
   __aicore__ inline LocalTensor<float> Scratch(uint32_t index) { return scratch_.Get<float>()[index * tileCapacity_]; }
 
   template <typename Kernel>
-  __aicore__ inline void ProcessTiles(Kernel& kernel, const TileGeometry& geometry) {
+  __aicore__ inline void ProcessTiles(Kernel &kernel, const TileGeometry &geometry) {
     for (uint64_t t = 0; t < block_.tileCount; ++t) {
       const TileSpan tile = MakeTileSpan(geometry, block_, t);
       kernel.CopyIn(tile);
@@ -426,7 +428,7 @@ class ElementwiseKernelBase {
 };
 
 // dst = log(1 + exp(-|x|)) = softplus(-|x|), finite for every x but NaN.
-__aicore__ inline void SoftplusOfNegAbs(const LocalTensor<float>& dst, const LocalTensor<float>& x, int32_t n) {
+__aicore__ inline void SoftplusOfNegAbs(const LocalTensor<float> &dst, const LocalTensor<float> &x, int32_t n) {
   Abs(dst, x, n);
   Muls(dst, dst, -1.0f, n);
   Exp(dst, dst, n);
@@ -435,21 +437,21 @@ __aicore__ inline void SoftplusOfNegAbs(const LocalTensor<float>& dst, const Loc
 }
 
 // dst = 1 + (p - 1) * y, the factor pos_weight puts on -logsig(x).
-__aicore__ inline void PosWeightFactor(const LocalTensor<float>& dst, const LocalTensor<float>& p,
-                                       const LocalTensor<float>& y, int32_t n) {
+__aicore__ inline void PosWeightFactor(const LocalTensor<float> &dst, const LocalTensor<float> &p,
+                                       const LocalTensor<float> &y, int32_t n) {
   Adds(dst, p, -1.0f, n);
   Mul(dst, dst, y, n);
   Adds(dst, dst, 1.0f, n);
 }
 
 template <typename Kernel, typename TilingData, typename... GmAddrs>
-__aicore__ inline void RunKernel(const TilingData& tiling, GmAddrs... gm) {
+__aicore__ inline void RunKernel(const TilingData &tiling, GmAddrs... gm) {
   Kernel kernel;
   kernel.Run(tiling, gm...);
 }
 
 template <template <typename, bool, bool> class Kernel, typename T, typename TilingData, typename... GmAddrs>
-__aicore__ inline void DispatchVariant(const TilingData& tiling, GmAddrs... gm) {
+__aicore__ inline void DispatchVariant(const TilingData &tiling, GmAddrs... gm) {
   switch (tiling.tilingKey % kTilingKeyDtypeStride) {
     case 0:
       RunKernel<Kernel<T, false, false>>(tiling, gm...);
@@ -469,7 +471,7 @@ __aicore__ inline void DispatchVariant(const TilingData& tiling, GmAddrs... gm) 
 }
 
 template <template <typename, bool, bool> class Kernel, typename TilingData, typename... GmAddrs>
-__aicore__ inline void DispatchByTilingKey(const TilingData& tiling, GmAddrs... gm) {
+__aicore__ inline void DispatchByTilingKey(const TilingData &tiling, GmAddrs... gm) {
   switch (tiling.tilingKey / kTilingKeyDtypeStride) {
     case kDtypeFloat32:
       DispatchVariant<Kernel, float>(tiling, gm...);

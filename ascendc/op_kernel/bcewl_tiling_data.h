@@ -14,8 +14,8 @@ enum DtypeCode : uint32_t {
   kDtypeBFloat16 = 2,
 };
 
-// tilingKey = kTilingKeyDtypeStride * dtype + kTilingKeyWeightFlag * hasWeight + kTilingKeyPosWeightFlag * hasPosWeight,
-// e.g. 110 = float16 with weight, without pos_weight.
+// tilingKey = kTilingKeyDtypeStride * dtype + kTilingKeyWeightFlag * hasWeight + kTilingKeyPosWeightFlag *
+// hasPosWeight, e.g. 110 = float16 with weight, without pos_weight.
 constexpr uint32_t kTilingKeyDtypeStride = 100;
 constexpr uint32_t kTilingKeyWeightFlag = 10;
 constexpr uint32_t kTilingKeyPosWeightFlag = 1;
@@ -43,10 +43,10 @@ struct TileGeometry {
   uint64_t totalLength;
   uint64_t rowLength;
   uint64_t rowCount;
-  uint64_t unitCount;     // rowCount * chunksPerRow
+  uint64_t unitCount;  // rowCount * chunksPerRow
   uint32_t chunksPerRow;
-  uint32_t chunkLength;   // row elements per unit (== rowLength when chunksPerRow == 1)
-  uint32_t rowStride;     // UB elements between tile rows: chunkLength rounded up to 32 bytes of the input dtype
+  uint32_t chunkLength;  // row elements per unit (== rowLength when chunksPerRow == 1)
+  uint32_t rowStride;    // UB elements between tile rows: chunkLength rounded up to 32 bytes of the input dtype
   uint32_t rowsPerTile;
   uint32_t tileCapacity;  // elements of every per-tile UB buffer: rowsPerTile * rowStride, rounded up to 256
   uint32_t reserved;

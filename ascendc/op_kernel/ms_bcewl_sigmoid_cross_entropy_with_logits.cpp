@@ -15,16 +15,16 @@ __aicore__ inline uint32_t WholeFloatRepeats(uint32_t count) {
 
 // dst = c * v, except that c == 0 times v = +-inf gives 0 (the limit the loss terms tend to) instead of NaN; NaN
 // stays NaN. dst may be v, never c; temp is scratch. Relies on comparisons being false for NaN.
-__aicore__ inline void ProductWithZeroLimit(const LocalTensor<float>& dst, const LocalTensor<float>& c,
-                                            const LocalTensor<float>& v, const LocalTensor<float>& temp,
-                                            const LocalTensor<uint8_t>& mask, uint32_t count) {
+__aicore__ inline void ProductWithZeroLimit(const LocalTensor<float> &dst, const LocalTensor<float> &c,
+                                            const LocalTensor<float> &v, const LocalTensor<float> &temp,
+                                            const LocalTensor<uint8_t> &mask, uint32_t count) {
   const int32_t n = static_cast<int32_t>(count);
   Abs(temp, v, n);
-  CompareScalar(mask, temp, kFloatMax, CMPMODE::GT, count);             // v is infinite
+  CompareScalar(mask, temp, kFloatMax, CMPMODE::GT, count);              // v is infinite
   Select(temp, mask, c, 1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, count);  // c there, 1 elsewhere
   CompareScalar(mask, temp, 0.0f, CMPMODE::EQ, count);                   // c == 0 and v infinite
   Mul(temp, c, v, n);
-  Select(dst, mask, c, temp, SELMODE::VSEL_TENSOR_TENSOR_MODE, count);   // there c itself, a zero
+  Select(dst, mask, c, temp, SELMODE::VSEL_TENSOR_TENSOR_MODE, count);  // there c itself, a zero
 }
 
 template <typename T, bool HasWeight, bool HasPosWeight>
@@ -32,7 +32,7 @@ class ForwardKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, f
   using Base = ElementwiseKernelBase<T, HasWeight, HasPosWeight, float>;
 
  public:
-  __aicore__ inline void Run(const ForwardTilingData& tiling, GM_ADDR predict, GM_ADDR target, GM_ADDR weight,
+  __aicore__ inline void Run(const ForwardTilingData &tiling, GM_ADDR predict, GM_ADDR target, GM_ADDR weight,
                              GM_ADDR posWeight, GM_ADDR loss) {
     const typename Base::Inputs gm{predict, target, weight, posWeight, loss};
     if (this->InitCommon(tiling.geometry, gm, tiling.weight, tiling.posWeight, kScratchTiles)) {
@@ -41,12 +41,12 @@ class ForwardKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, f
     }
   }
 
-  __aicore__ inline void CopyIn(const TileSpan& tile) { this->CopyInCommon(tile); }
+  __aicore__ inline void CopyIn(const TileSpan &tile) { this->CopyInCommon(tile); }
 
   // The loss as (1 - y) * max(x, 0) - p * y * min(x, 0) + (1 + (p - 1) * y) * softplus(-|x|), times w: the same
   // value as the formula above for finite x. At x = +-inf one term is infinite; where its factor is 0 (y = 1 at
   // +inf, p * y = 0 at -inf, w = 0) the product is the limit 0, as on the host backend.
-  __aicore__ inline void Compute(const TileSpan& tile) {
+  __aicore__ inline void Compute(const TileSpan &tile) {
     const LocalTensor<float> x = this->predict_.Acquire(tile);
     const LocalTensor<float> y = this->target_.Acquire(tile);
     this->weights_.Acquire(tile);
@@ -92,9 +92,10 @@ class ForwardKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, f
 
 }  // namespace bcewl
 
-extern "C" __global__ __aicore__ void ms_bcewl_sigmoid_cross_entropy_with_logits(
-    GM_ADDR predict, GM_ADDR target, GM_ADDR weight, GM_ADDR pos_weight, GM_ADDR loss, GM_ADDR workspace,
-    GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void ms_bcewl_sigmoid_cross_entropy_with_logits(GM_ADDR predict, GM_ADDR target,
+                                                                                 GM_ADDR weight, GM_ADDR pos_weight,
+                                                                                 GM_ADDR loss, GM_ADDR workspace,
+                                                                                 GM_ADDR tiling) {
   (void)workspace;
   bcewl::ForwardTilingData tilingData;
   bcewl::LoadTiling(tiling, &tilingData);

@@ -9,7 +9,7 @@ class GradKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, T> {
   using Base = ElementwiseKernelBase<T, HasWeight, HasPosWeight, T>;
 
  public:
-  __aicore__ inline void Run(const GradTilingData& tiling, GM_ADDR predict, GM_ADDR target, GM_ADDR dout,
+  __aicore__ inline void Run(const GradTilingData &tiling, GM_ADDR predict, GM_ADDR target, GM_ADDR dout,
                              GM_ADDR weight, GM_ADDR posWeight, GM_ADDR gradient) {
     const typename Base::Inputs gm{predict, target, weight, posWeight, gradient};
     if (!this->InitCommon(tiling.geometry, gm, tiling.weight, tiling.posWeight, kScratchTiles)) {
@@ -20,12 +20,12 @@ class GradKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, T> {
     this->ProcessTiles(*this, tiling.geometry);
   }
 
-  __aicore__ inline void CopyIn(const TileSpan& tile) {
+  __aicore__ inline void CopyIn(const TileSpan &tile) {
     this->CopyInCommon(tile);
     dout_.CopyIn(tile);
   }
 
-  __aicore__ inline void Compute(const TileSpan& tile) {
+  __aicore__ inline void Compute(const TileSpan &tile) {
     const LocalTensor<float> x = this->predict_.Acquire(tile);
     const LocalTensor<float> y = this->target_.Acquire(tile);
     const LocalTensor<float> g = dout_.Acquire(tile);
@@ -66,7 +66,7 @@ class GradKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, T> {
   // A float gradient is computed in the output buffer itself; a 16-bit one in a second scratch tile, then narrowed.
   static constexpr uint32_t kScratchTiles = IsSame<T, float>::value ? 1 : 2;
 
-  __aicore__ inline LocalTensor<float> FloatResult(const LocalTensor<T>& out) {
+  __aicore__ inline LocalTensor<float> FloatResult(const LocalTensor<T> &out) {
     if constexpr (IsSame<T, float>::value) {
       return out;
     } else {

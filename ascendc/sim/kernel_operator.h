@@ -9,7 +9,7 @@
 #define __global__
 #define __aicore__
 #define __gm__
-#define GM_ADDR __gm__ uint8_t*
+#define GM_ADDR __gm__ uint8_t *
 
 #include "ascendc_sim/context.h"
 #include "ascendc_sim/data_copy.h"

@@ -13,7 +13,7 @@ constexpr uint32_t kMaxDataCopyPadBlocks = 4095;
 
 }  // namespace
 
-void CheckTensorUse(const BufferRecord* record, uint32_t byteOffset, uint32_t length, uint64_t count, const char* op) {
+void CheckTensorUse(const BufferRecord *record, uint32_t byteOffset, uint32_t length, uint64_t count, const char *op) {
   const std::string name(op);
   if (record == nullptr) Violation(name + ": LocalTensor was never allocated");
   if (record->state == BufferState::kFree) Violation(name + ": LocalTensor used after FreeTensor");
@@ -26,15 +26,14 @@ void CheckTensorUse(const BufferRecord* record, uint32_t byteOffset, uint32_t le
   }
 }
 
-void CheckNoPartialOverlap(uint64_t dstBegin, uint64_t dstBytes, uint64_t srcBegin, uint64_t srcBytes,
-                           const char* op) {
+void CheckNoPartialOverlap(uint64_t dstBegin, uint64_t dstBytes, uint64_t srcBegin, uint64_t srcBytes, const char *op) {
   const bool overlap = dstBegin < srcBegin + srcBytes && srcBegin < dstBegin + dstBytes;
   if (overlap && (dstBegin != srcBegin || dstBytes != srcBytes)) {
     Violation(std::string(op) + ": destination partly overlaps a source");
   }
 }
 
-uint32_t CheckCount(int32_t count, const char* op) {
+uint32_t CheckCount(int32_t count, const char *op) {
   if (count < 0) Violation(std::string(op) + ": negative count");
   return static_cast<uint32_t>(count);
 }
@@ -43,7 +42,7 @@ void LocalOffsetOutOfRange(uint32_t offset, uint32_t length) {
   Violation("LocalTensor offset " + std::to_string(offset) + " beyond its " + std::to_string(length) + " elements");
 }
 
-void GlobalRangeOutOfBounds(uint64_t offset, uint64_t count, uint64_t size, const char* what) {
+void GlobalRangeOutOfBounds(uint64_t offset, uint64_t count, uint64_t size, const char *what) {
   Violation(std::string(what) + ": elements [" + std::to_string(offset) + ", " + std::to_string(offset + count) +
             ") outside a GlobalTensor of " + std::to_string(size));
 }
@@ -53,7 +52,7 @@ void QueueExhausted(size_t buffers) {
             " buffers of the queue are in use (missing FreeTensor); the NPU would wait forever");
 }
 
-void CheckWholeBlocks(uint64_t bytes, const char* op) {
+void CheckWholeBlocks(uint64_t bytes, const char *op) {
   if (bytes % kUbBlockBytes != 0) {
     Violation(std::string(op) + " of " + std::to_string(bytes) +
               " bytes is not a multiple of 32 bytes (the NPU would silently copy only " +

@@ -9,7 +9,7 @@ namespace AscendC {
 namespace sim {
 namespace {
 
-thread_local BlockContext* currentBlock = nullptr;
+thread_local BlockContext *currentBlock = nullptr;
 thread_local LaunchStats stats;
 
 uint32_t FloatBits(float value) {
@@ -34,9 +34,9 @@ uint32_t ShiftRoundEven(uint32_t value, uint32_t shift) {
 
 }  // namespace
 
-void Violation(const std::string& message) {
-  const std::string where = currentBlock == nullptr ? "[outside a block] "
-                                                    : "[block " + std::to_string(currentBlock->BlockIdx()) + "] ";
+void Violation(const std::string &message) {
+  const std::string where =
+      currentBlock == nullptr ? "[outside a block] " : "[block " + std::to_string(currentBlock->BlockIdx()) + "] ";
   throw SimViolation("SimViolation " + where + message);
 }
 
@@ -44,7 +44,7 @@ uint16_t FloatToHalfBits(float value) {
   const uint32_t bits = FloatBits(value);
   const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   const uint32_t magnitude = bits & 0x7FFFFFFFu;
-  if (magnitude > 0x7F800000u) return sign | 0x7E00u;  // NaN stays a (quiet) NaN
+  if (magnitude > 0x7F800000u) return sign | 0x7E00u;   // NaN stays a (quiet) NaN
   if (magnitude >= 0x47800000u) return sign | 0x7C00u;  // >= 65536 or inf: overflow
   const uint32_t exponent = magnitude >> 23;
   if (exponent < 102) return sign;  // below half the smallest subnormal: rounds to zero
@@ -78,7 +78,7 @@ float BFloat16BitsToFloat(uint16_t bits) { return BitsToFloat(static_cast<uint32
 BlockContext::BlockContext(uint32_t blockIdx, uint32_t blockNum, uint32_t ubBytes)
     : blockIdx_(blockIdx), blockNum_(blockNum), capacity_(ubBytes), ub_(new uint8_t[ubBytes]) {}
 
-BufferRecord* BlockContext::AllocateBuffer(uint32_t bytes, bool queued) {
+BufferRecord *BlockContext::AllocateBuffer(uint32_t bytes, bool queued) {
   if (used_ % kUbBlockBytes != 0) {
     Violation("InitBuffer: UB address " + std::to_string(used_) +
               " is not 32-byte aligned (a previous buffer length was not a multiple of 32)");
@@ -96,7 +96,7 @@ BufferRecord* BlockContext::AllocateBuffer(uint32_t bytes, bool queued) {
 }
 
 void BlockContext::CheckQueueBuffersFreed() const {
-  for (const BufferRecord& record : records_) {
+  for (const BufferRecord &record : records_) {
     if (record.queued && record.state != BufferState::kFree) {
       Violation("kernel ended with a queue buffer at UB " + std::to_string(record.offset) +
                 " not freed (missing FreeTensor)");
@@ -104,13 +104,13 @@ void BlockContext::CheckQueueBuffersFreed() const {
   }
 }
 
-BlockContext& CurrentBlock() {
+BlockContext &CurrentBlock() {
   if (currentBlock == nullptr) Violation("Ascend C call outside SimLaunch");
   return *currentBlock;
 }
 
-LaunchStats& MutableStats() { return stats; }
-const LaunchStats& LastLaunchStats() { return stats; }
+LaunchStats &MutableStats() { return stats; }
+const LaunchStats &LastLaunchStats() { return stats; }
 
 BlockScope::BlockScope(uint32_t blockIdx, uint32_t blockNum, uint32_t ubBytes) : context_(blockIdx, blockNum, ubBytes) {
   currentBlock = &context_;

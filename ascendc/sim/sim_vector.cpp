@@ -11,21 +11,21 @@ namespace sim {
 namespace {
 
 template <typename T>
-T Load(const uint8_t* base, uint32_t i) {
+T Load(const uint8_t *base, uint32_t i) {
   T value;
   std::memcpy(&value, base + i * sizeof(T), sizeof(T));
   return value;
 }
 
 template <typename T>
-void Store(uint8_t* base, uint32_t i, T value) {
+void Store(uint8_t *base, uint32_t i, T value) {
   std::memcpy(base + i * sizeof(T), &value, sizeof(T));
 }
 
 template <typename Fn>
-void ForEachUnary(const LocalTensor<float>& dst, const LocalTensor<float>& src, uint32_t n, Fn fn) {
-  uint8_t* out = dst.SimBytes();
-  const uint8_t* in = src.SimBytes();
+void ForEachUnary(const LocalTensor<float> &dst, const LocalTensor<float> &src, uint32_t n, Fn fn) {
+  uint8_t *out = dst.SimBytes();
+  const uint8_t *in = src.SimBytes();
   for (uint32_t i = 0; i < n; ++i) Store(out, i, fn(Load<float>(in, i)));
 }
 
@@ -33,7 +33,7 @@ void ForEachUnary(const LocalTensor<float>& dst, const LocalTensor<float>& src, 
 float MinPropagatingNan(float a, float b) { return (std::isnan(a) || a < b) ? a : b; }
 float MaxPropagatingNan(float a, float b) { return (std::isnan(a) || a > b) ? a : b; }
 
-bool MaskBit(const uint8_t* mask, uint32_t i) { return ((mask[i / 8] >> (i % 8)) & 1u) != 0; }
+bool MaskBit(const uint8_t *mask, uint32_t i) { return ((mask[i / 8] >> (i % 8)) & 1u) != 0; }
 
 bool CompareFloats(float a, float b, CMPMODE mode) {
   switch (mode) {
@@ -63,8 +63,8 @@ uint32_t WholeRepeatsOfFloats(uint32_t count) {
 
 // Overlap rules of the mask instructions are not confirmed, so the simulation forbids any overlap.
 template <typename D, typename S>
-void RequireDisjoint(const LocalTensor<D>& dst, uint64_t dstBytes, const LocalTensor<S>& src, uint64_t srcBytes,
-                     const char* op) {
+void RequireDisjoint(const LocalTensor<D> &dst, uint64_t dstBytes, const LocalTensor<S> &src, uint64_t srcBytes,
+                     const char *op) {
   const uint64_t dstBegin = dst.SimByteOffset();
   const uint64_t srcBegin = src.SimByteOffset();
   if (dstBegin < srcBegin + srcBytes && srcBegin < dstBegin + dstBytes) {
@@ -79,22 +79,22 @@ void RequireSimulatedRounding(RoundMode mode, bool narrowing) {
 }
 
 template <typename D, typename S>
-void CastElements(const LocalTensor<D>& dst, const LocalTensor<S>& src, RoundMode mode, uint32_t count) {
+void CastElements(const LocalTensor<D> &dst, const LocalTensor<S> &src, RoundMode mode, uint32_t count) {
   RequireSimulatedRounding(mode, sizeof(D) < sizeof(S));
   RequireUsable(dst, count, "Cast");
   RequireUsable(src, count, "Cast");
   RequireNoPartialOverlap(dst, src, count, "Cast");
-  uint8_t* out = dst.SimBytes();
-  const uint8_t* in = src.SimBytes();
+  uint8_t *out = dst.SimBytes();
+  const uint8_t *in = src.SimBytes();
   for (uint32_t i = 0; i < count; ++i) Store(out, i, static_cast<D>(static_cast<float>(Load<S>(in, i))));
 }
 
 }  // namespace
 
-void VectorUnary(UnaryKind kind, const LocalTensor<float>& dst, const LocalTensor<float>& src, float scalar,
+void VectorUnary(UnaryKind kind, const LocalTensor<float> &dst, const LocalTensor<float> &src, float scalar,
                  int32_t count) {
-  static const char* const kNames[] = {"Abs", "Exp", "Ln", "Muls", "Adds", "Mins", "Maxs"};
-  const char* op = kNames[static_cast<int>(kind)];
+  static const char *const kNames[] = {"Abs", "Exp", "Ln", "Muls", "Adds", "Mins", "Maxs"};
+  const char *op = kNames[static_cast<int>(kind)];
   const uint32_t n = CheckCount(count, op);
   RequireUsable(dst, n, op);
   RequireUsable(src, n, op);
@@ -117,19 +117,19 @@ void VectorUnary(UnaryKind kind, const LocalTensor<float>& dst, const LocalTenso
   }
 }
 
-void VectorBinary(BinaryKind kind, const LocalTensor<float>& dst, const LocalTensor<float>& src0,
-                  const LocalTensor<float>& src1, int32_t count) {
-  static const char* const kNames[] = {"Add", "Sub", "Mul"};
-  const char* op = kNames[static_cast<int>(kind)];
+void VectorBinary(BinaryKind kind, const LocalTensor<float> &dst, const LocalTensor<float> &src0,
+                  const LocalTensor<float> &src1, int32_t count) {
+  static const char *const kNames[] = {"Add", "Sub", "Mul"};
+  const char *op = kNames[static_cast<int>(kind)];
   const uint32_t n = CheckCount(count, op);
   RequireUsable(dst, n, op);
   RequireUsable(src0, n, op);
   RequireUsable(src1, n, op);
   RequireNoPartialOverlap(dst, src0, n, op);
   RequireNoPartialOverlap(dst, src1, n, op);
-  uint8_t* out = dst.SimBytes();
-  const uint8_t* a = src0.SimBytes();
-  const uint8_t* b = src1.SimBytes();
+  uint8_t *out = dst.SimBytes();
+  const uint8_t *a = src0.SimBytes();
+  const uint8_t *b = src1.SimBytes();
   for (uint32_t i = 0; i < n; ++i) {
     const float x = Load<float>(a, i);
     const float y = Load<float>(b, i);
@@ -137,14 +137,14 @@ void VectorBinary(BinaryKind kind, const LocalTensor<float>& dst, const LocalTen
   }
 }
 
-void VectorDuplicate(const LocalTensor<float>& dst, float value, int32_t count) {
+void VectorDuplicate(const LocalTensor<float> &dst, float value, int32_t count) {
   const uint32_t n = CheckCount(count, "Duplicate");
   RequireUsable(dst, n, "Duplicate");
-  uint8_t* out = dst.SimBytes();
+  uint8_t *out = dst.SimBytes();
   for (uint32_t i = 0; i < n; ++i) Store(out, i, value);
 }
 
-void VectorCompareScalar(const LocalTensor<uint8_t>& dst, const LocalTensor<float>& src, float scalar, CMPMODE mode,
+void VectorCompareScalar(const LocalTensor<uint8_t> &dst, const LocalTensor<float> &src, float scalar, CMPMODE mode,
                          uint32_t count) {
   if (count * sizeof(float) % kVectorRepeatBytes != 0) {
     Violation("CompareScalar: " + std::to_string(count) + " float elements are not whole 256-byte repeats");
@@ -152,19 +152,21 @@ void VectorCompareScalar(const LocalTensor<uint8_t>& dst, const LocalTensor<floa
   RequireUsable(src, count, "CompareScalar");
   RequireUsable(dst, MaskBytes(count), "CompareScalar");
   RequireDisjoint(dst, MaskBytes(count), src, count * sizeof(float), "CompareScalar");
-  uint8_t* mask = dst.SimBytes();
-  const uint8_t* in = src.SimBytes();
+  uint8_t *mask = dst.SimBytes();
+  const uint8_t *in = src.SimBytes();
   std::memset(mask, 0, MaskBytes(count));
   for (uint32_t i = 0; i < count; ++i) {
     if (CompareFloats(Load<float>(in, i), scalar, mode)) mask[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
   }
 }
 
-void VectorSelect(const LocalTensor<float>& dst, const LocalTensor<uint8_t>& selMask, const LocalTensor<float>& src0,
-                  const LocalTensor<float>* src1, float src1Scalar, SELMODE mode, uint32_t count) {
+void VectorSelect(const LocalTensor<float> &dst, const LocalTensor<uint8_t> &selMask, const LocalTensor<float> &src0,
+                  const LocalTensor<float> *src1, float src1Scalar, SELMODE mode, uint32_t count) {
   const SELMODE expected = src1 == nullptr ? SELMODE::VSEL_TENSOR_SCALAR_MODE : SELMODE::VSEL_TENSOR_TENSOR_MODE;
-  if (mode != expected) Violation("Select: only VSEL_TENSOR_SCALAR_MODE with a scalar and VSEL_TENSOR_TENSOR_MODE "
-                                  "with two tensors are simulated");
+  if (mode != expected)
+    Violation(
+        "Select: only VSEL_TENSOR_SCALAR_MODE with a scalar and VSEL_TENSOR_TENSOR_MODE "
+        "with two tensors are simulated");
   if (CurrentBlock().UnallocatedBytes() < kSelectScratchUbBytes) {
     Violation("Select: " + std::to_string(CurrentBlock().UnallocatedBytes()) +
               " UB bytes left unallocated, its tensor modes need 8 KiB of scratch");
@@ -179,29 +181,29 @@ void VectorSelect(const LocalTensor<float>& dst, const LocalTensor<uint8_t>& sel
     RequireUsable(*src1, count, "Select");
     RequireDisjoint(dst, count * sizeof(float), *src1, count * sizeof(float), "Select");
   }
-  uint8_t* out = dst.SimBytes();
-  const uint8_t* mask = selMask.SimBytes();
-  const uint8_t* a = src0.SimBytes();
-  const uint8_t* b = src1 == nullptr ? nullptr : src1->SimBytes();
+  uint8_t *out = dst.SimBytes();
+  const uint8_t *mask = selMask.SimBytes();
+  const uint8_t *a = src0.SimBytes();
+  const uint8_t *b = src1 == nullptr ? nullptr : src1->SimBytes();
   for (uint32_t i = 0; i < count; ++i) {
     const float other = b == nullptr ? src1Scalar : Load<float>(b, i);
     Store(out, i, MaskBit(mask, i) ? Load<float>(a, i) : other);
   }
 }
 
-void VectorCast(const LocalTensor<float>& dst, const LocalTensor<half>& src, RoundMode mode, uint32_t count) {
+void VectorCast(const LocalTensor<float> &dst, const LocalTensor<half> &src, RoundMode mode, uint32_t count) {
   CastElements(dst, src, mode, count);
 }
 
-void VectorCast(const LocalTensor<float>& dst, const LocalTensor<bfloat16_t>& src, RoundMode mode, uint32_t count) {
+void VectorCast(const LocalTensor<float> &dst, const LocalTensor<bfloat16_t> &src, RoundMode mode, uint32_t count) {
   CastElements(dst, src, mode, count);
 }
 
-void VectorCast(const LocalTensor<half>& dst, const LocalTensor<float>& src, RoundMode mode, uint32_t count) {
+void VectorCast(const LocalTensor<half> &dst, const LocalTensor<float> &src, RoundMode mode, uint32_t count) {
   CastElements(dst, src, mode, count);
 }
 
-void VectorCast(const LocalTensor<bfloat16_t>& dst, const LocalTensor<float>& src, RoundMode mode, uint32_t count) {
+void VectorCast(const LocalTensor<bfloat16_t> &dst, const LocalTensor<float> &src, RoundMode mode, uint32_t count) {
   CastElements(dst, src, mode, count);
 }
 

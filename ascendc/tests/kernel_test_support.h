@@ -21,8 +21,8 @@ extern "C" void ms_bcewl_sigmoid_cross_entropy_with_logits(GM_ADDR predict, GM_A
                                                            GM_ADDR pos_weight, GM_ADDR loss, GM_ADDR workspace,
                                                            GM_ADDR tiling);
 extern "C" void ms_bcewl_sigmoid_cross_entropy_with_logits_grad(GM_ADDR predict, GM_ADDR target, GM_ADDR dout,
-                                                                GM_ADDR weight, GM_ADDR pos_weight,
-                                                                GM_ADDR gradient, GM_ADDR workspace, GM_ADDR tiling);
+                                                                GM_ADDR weight, GM_ADDR pos_weight, GM_ADDR gradient,
+                                                                GM_ADDR workspace, GM_ADDR tiling);
 
 namespace bcewl_test {
 
@@ -42,22 +42,30 @@ void ForEachDtype(Fn fn) {
 template <typename T>
 bcewl::DtypeCode DtypeOf();
 template <>
-inline bcewl::DtypeCode DtypeOf<float>() { return bcewl::kDtypeFloat32; }
+inline bcewl::DtypeCode DtypeOf<float>() {
+  return bcewl::kDtypeFloat32;
+}
 template <>
-inline bcewl::DtypeCode DtypeOf<half>() { return bcewl::kDtypeFloat16; }
+inline bcewl::DtypeCode DtypeOf<half>() {
+  return bcewl::kDtypeFloat16;
+}
 template <>
-inline bcewl::DtypeCode DtypeOf<bfloat16_t>() { return bcewl::kDtypeBFloat16; }
+inline bcewl::DtypeCode DtypeOf<bfloat16_t>() {
+  return bcewl::kDtypeBFloat16;
+}
 
-inline const char* DtypeName(bcewl::DtypeCode dtype) {
+inline const char *DtypeName(bcewl::DtypeCode dtype) {
   return dtype == bcewl::kDtypeFloat32 ? "float32" : dtype == bcewl::kDtypeFloat16 ? "float16" : "bfloat16";
 }
 
 inline bcewl::OperandRequest Absent() { return bcewl::OperandRequest{}; }
 inline bcewl::OperandRequest SameShape(uint64_t n) { return bcewl::OperandRequest{true, n, 1}; }
 inline bcewl::OperandRequest Trailing(uint64_t period) { return bcewl::OperandRequest{true, period, 1}; }
-inline bcewl::OperandRequest Runs(uint64_t period, uint64_t inner) { return bcewl::OperandRequest{true, period, inner}; }
+inline bcewl::OperandRequest Runs(uint64_t period, uint64_t inner) {
+  return bcewl::OperandRequest{true, period, inner};
+}
 
-inline uint64_t OperandIndex(const bcewl::OperandRequest& request, uint64_t i) {
+inline uint64_t OperandIndex(const bcewl::OperandRequest &request, uint64_t i) {
   return i / request.inner % request.period;
 }
 
@@ -95,19 +103,19 @@ std::vector<T> MakeValues(uint64_t count, ValueKind kind, uint64_t seed) {
 }
 
 template <typename TilingData>
-std::vector<uint32_t> TilingWords(const TilingData& data) {
+std::vector<uint32_t> TilingWords(const TilingData &data) {
   std::vector<uint32_t> words(sizeof(TilingData) / sizeof(uint32_t));
   std::memcpy(words.data(), &data, sizeof(TilingData));
   return words;
 }
 
 template <typename T>
-GM_ADDR Gm(std::vector<T>& values) {
+GM_ADDR Gm(std::vector<T> &values) {
   return values.empty() ? nullptr : reinterpret_cast<GM_ADDR>(values.data());
 }
 
 template <typename T>
-std::vector<T> OperandValues(const bcewl::OperandRequest& request, ValueKind kind, uint64_t seed) {
+std::vector<T> OperandValues(const bcewl::OperandRequest &request, ValueKind kind, uint64_t seed) {
   return request.present ? MakeValues<T>(request.period, kind, seed) : std::vector<T>{};
 }
 
@@ -124,7 +132,7 @@ struct LossInputs {
 };
 
 template <typename T>
-LossInputs<T> MakeLossInputs(uint64_t n, const bcewl::OperandRequest& weight, const bcewl::OperandRequest& posWeight,
+LossInputs<T> MakeLossInputs(uint64_t n, const bcewl::OperandRequest &weight, const bcewl::OperandRequest &posWeight,
                              uint64_t seed) {
   LossInputs<T> in;
   in.x = MakeValues<T>(n, ValueKind::kLogit, seed);
@@ -139,7 +147,7 @@ LossInputs<T> MakeLossInputs(uint64_t n, const bcewl::OperandRequest& weight, co
 constexpr uint64_t kSpecialCombinations = 5 * 4 * 4 * 4;
 
 template <typename T>
-void UseSpecialValues(LossInputs<T>* in) {
+void UseSpecialValues(LossInputs<T> *in) {
   const float xs[] = {INFINITY, -INFINITY, NAN, 0.5f, -3.0f};
   const float ys[] = {0.0f, 1.0f, 0.5f, NAN};
   const float ws[] = {1.5f, 0.0f, -2.0f, NAN};
@@ -152,12 +160,12 @@ void UseSpecialValues(LossInputs<T>* in) {
   }
 }
 
-inline std::string DescribeOperand(const bcewl::OperandRequest& request) {
+inline std::string DescribeOperand(const bcewl::OperandRequest &request) {
   return request.present ? "(" + std::to_string(request.period) + "," + std::to_string(request.inner) + ")" : "-";
 }
 
 template <typename Request>
-std::string DescribeRequest(const Request& request) {
+std::string DescribeRequest(const Request &request) {
   return std::string(DtypeName(request.dtype)) + " n=" + std::to_string(request.totalLength) +
          " cores=" + std::to_string(request.platform.coreNum) + " weight=" + DescribeOperand(request.weight) +
          " pos_weight=" + DescribeOperand(request.posWeight);
@@ -165,20 +173,20 @@ std::string DescribeRequest(const Request& request) {
 
 // Weight and pos_weight seen by flat element i (1 when absent).
 template <typename T, typename Request>
-double WeightAt(const Request& request, const LossInputs<T>& in, uint64_t i) {
+double WeightAt(const Request &request, const LossInputs<T> &in, uint64_t i) {
   return request.weight.present ? ToDouble(in.w[OperandIndex(request.weight, i)]) : 1.0;
 }
 template <typename T, typename Request>
-double PosWeightAt(const Request& request, const LossInputs<T>& in, uint64_t i) {
+double PosWeightAt(const Request &request, const LossInputs<T> &in, uint64_t i) {
   return request.posWeight.present ? ToDouble(in.p[OperandIndex(request.posWeight, i)]) : 1.0;
 }
 
 // The launch used exactly the UB the tiling planned.
 template <typename Plan>
-void CheckPlannedUb(const Plan& plan, const std::string& what) {
+void CheckPlannedUb(const Plan &plan, const std::string &what) {
   const uint32_t used = AscendC::sim::LastLaunchStats().peakUbBytes;
-  CHECK_MSG(used == plan.ubBytes, "kernel allocated " << used << " UB bytes, tiling planned " << plan.ubBytes
-                                                      << " for " << what);
+  CHECK_MSG(used == plan.ubBytes,
+            "kernel allocated " << used << " UB bytes, tiling planned " << plan.ubBytes << " for " << what);
 }
 
 template <typename T>
@@ -188,8 +196,8 @@ struct ForwardCase {
 };
 
 template <typename T>
-ForwardCase<T> MakeForwardCase(uint64_t n, uint32_t cores, const bcewl::OperandRequest& weight,
-                               const bcewl::OperandRequest& posWeight, uint64_t seed) {
+ForwardCase<T> MakeForwardCase(uint64_t n, uint32_t cores, const bcewl::OperandRequest &weight,
+                               const bcewl::OperandRequest &posWeight, uint64_t seed) {
   ForwardCase<T> c;
   c.request.totalLength = n;
   c.request.dtype = DtypeOf<T>();
@@ -202,7 +210,7 @@ ForwardCase<T> MakeForwardCase(uint64_t n, uint32_t cores, const bcewl::OperandR
 
 // Plans and launches the forward kernel; the output starts as Sentinel().
 template <typename T>
-std::vector<float> LaunchForward(ForwardCase<T>& c, uint32_t ubBytes = AscendC::sim::kAscend910bUbBytes) {
+std::vector<float> LaunchForward(ForwardCase<T> &c, uint32_t ubBytes = AscendC::sim::kAscend910bUbBytes) {
   c.request.platform.ubBytes = ubBytes;
   const auto plan = bcewl::PlanForward(c.request);
   CHECK_MSG(plan.ok(), plan.error << " for " << DescribeRequest(c.request));
@@ -211,20 +219,20 @@ std::vector<float> LaunchForward(ForwardCase<T>& c, uint32_t ubBytes = AscendC::
   AscendC::SimLaunchConfig config;
   config.blockDim = plan.blockDim;
   config.ubBytes = ubBytes;
-  AscendC::SimLaunch(config, &ms_bcewl_sigmoid_cross_entropy_with_logits, Gm(c.in.x), Gm(c.in.y), Gm(c.in.w), Gm(c.in.p),
-                     Gm(loss), static_cast<GM_ADDR>(nullptr), Gm(tiling));
+  AscendC::SimLaunch(config, &ms_bcewl_sigmoid_cross_entropy_with_logits, Gm(c.in.x), Gm(c.in.y), Gm(c.in.w),
+                     Gm(c.in.p), Gm(loss), static_cast<GM_ADDR>(nullptr), Gm(tiling));
   CheckPlannedUb(plan, DescribeRequest(c.request));
   return loss;
 }
 
 template <typename T>
-Expected ExpectedLoss(const ForwardCase<T>& c, uint64_t i) {
+Expected ExpectedLoss(const ForwardCase<T> &c, uint64_t i) {
   return ReferenceLoss(ToDouble(c.in.x[i]), ToDouble(c.in.y[i]), WeightAt(c.request, c.in, i),
                        PosWeightAt(c.request, c.in, i));
 }
 
 template <typename T>
-void CheckForward(ForwardCase<T>& c, uint32_t ubBytes = AscendC::sim::kAscend910bUbBytes) {
+void CheckForward(ForwardCase<T> &c, uint32_t ubBytes = AscendC::sim::kAscend910bUbBytes) {
   const std::vector<float> loss = LaunchForward(c, ubBytes);
   for (uint64_t i = 0; i < loss.size(); ++i) {
     const Expected expected = ExpectedLoss(c, i);
@@ -242,8 +250,8 @@ struct GradCase {
 };
 
 template <typename T>
-GradCase<T> MakeGradCase(uint64_t n, uint32_t cores, bcewl::Reduction reduction, const bcewl::OperandRequest& dout,
-                         const bcewl::OperandRequest& weight, const bcewl::OperandRequest& posWeight, uint64_t seed) {
+GradCase<T> MakeGradCase(uint64_t n, uint32_t cores, bcewl::Reduction reduction, const bcewl::OperandRequest &dout,
+                         const bcewl::OperandRequest &weight, const bcewl::OperandRequest &posWeight, uint64_t seed) {
   GradCase<T> c;
   c.request.totalLength = n;
   c.request.dtype = DtypeOf<T>();
@@ -258,13 +266,13 @@ GradCase<T> MakeGradCase(uint64_t n, uint32_t cores, bcewl::Reduction reduction,
 }
 
 template <typename T>
-std::string Describe(const GradCase<T>& c) {
+std::string Describe(const GradCase<T> &c) {
   return DescribeRequest(c.request) + " reduction=" + std::to_string(static_cast<int>(c.request.reduction)) +
          " dout=" + DescribeOperand(c.request.dout);
 }
 
 template <typename T>
-std::vector<T> LaunchGrad(GradCase<T>& c) {
+std::vector<T> LaunchGrad(GradCase<T> &c) {
   const auto plan = bcewl::PlanGrad(c.request);
   CHECK_MSG(plan.ok(), plan.error << " for " << Describe(c));
   std::vector<T> gradient(c.request.totalLength, Sentinel<T>());
@@ -276,7 +284,7 @@ std::vector<T> LaunchGrad(GradCase<T>& c) {
 }
 
 template <typename T>
-void CheckGrad(GradCase<T>& c) {
+void CheckGrad(GradCase<T> &c) {
   const std::vector<T> gradient = LaunchGrad(c);
   const uint64_t n = c.request.totalLength;
   const double scale = c.request.reduction == bcewl::Reduction::kMean ? 1.0 / static_cast<double>(n) : 1.0;

@@ -76,12 +76,12 @@ OutputRounding RoundingOf<bfloat16_t>() {
   return {std::ldexp(1.0, -8), 1e-37};
 }
 
-bool Matches(double got, const Expected& expected, const OutputRounding& rounding) {
+bool Matches(double got, const Expected &expected, const OutputRounding &rounding) {
   if (std::isnan(expected.value)) return std::isnan(got);
   if (std::isinf(expected.value)) return got == expected.value;
   const double arithmetic = kArithmeticUlps * kFloat32Epsilon * expected.magnitude;
-  const double tolerance = arithmetic * (1.0 + rounding.relative) + rounding.relative * std::fabs(expected.value) +
-                           rounding.absolute;
+  const double tolerance =
+      arithmetic * (1.0 + rounding.relative) + rounding.relative * std::fabs(expected.value) + rounding.absolute;
   return std::fabs(got - expected.value) <= tolerance;
 }
 

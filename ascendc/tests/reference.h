@@ -44,7 +44,7 @@ OutputRounding RoundingOf();
 
 // |got - expected| within float32 arithmetic error on the terms plus one rounding to the output dtype;
 // NaN must match NaN and infinities must match exactly.
-bool Matches(double got, const Expected& expected, const OutputRounding& rounding);
+bool Matches(double got, const Expected &expected, const OutputRounding &rounding);
 
 }  // namespace bcewl_test
 

@@ -17,7 +17,7 @@ const Variant kVariants[] = {{false, false}, {true, false}, {false, true}, {true
 
 // Elements of one full tile when the whole tensor runs on one core.
 template <typename T>
-uint64_t ForwardTileLength(const Variant& variant) {
+uint64_t ForwardTileLength(const Variant &variant) {
   bcewl::ForwardTilingRequest request;
   request.totalLength = 1 << 22;
   request.dtype = DtypeOf<T>();
@@ -27,7 +27,7 @@ uint64_t ForwardTileLength(const Variant& variant) {
 }
 
 template <typename T>
-void CheckSameShape(uint64_t n, uint32_t cores, const Variant& variant, uint64_t seed) {
+void CheckSameShape(uint64_t n, uint32_t cores, const Variant &variant, uint64_t seed) {
   auto c = MakeForwardCase<T>(n, cores, variant.weight ? SameShape(n) : Absent(),
                               variant.posWeight ? SameShape(n) : Absent(), seed);
   CheckForward(c);
@@ -38,7 +38,7 @@ void CheckSameShape(uint64_t n, uint32_t cores, const Variant& variant, uint64_t
 TEST_CASE(forward_all_variants_dtypes_cores_and_sizes) {
   ForEachDtype([](auto tag) {
     using T = typename decltype(tag)::type;
-    for (const Variant& variant : kVariants) {
+    for (const Variant &variant : kVariants) {
       const uint64_t tile = ForwardTileLength<T>(variant);
       const uint64_t sizes[] = {0, 1, 7, 33, tile, tile + 1, 3 * tile + 5, 40001};
       for (uint32_t cores : kCoreCounts) {
@@ -68,7 +68,7 @@ TEST_CASE(forward_full_tiles_use_data_copy_and_tails_data_copy_pad) {
 namespace {
 
 struct BroadcastCase {
-  const char* name;
+  const char *name;
   uint64_t n;
   bcewl::OperandRequest weight;
   bcewl::OperandRequest posWeight;
@@ -112,12 +112,12 @@ const BroadcastCase kBroadcastCases[] = {
 TEST_CASE(forward_broadcast_modes) {
   ForEachDtype([](auto tag) {
     using T = typename decltype(tag)::type;
-    for (const BroadcastCase& broadcast : kBroadcastCases) {
+    for (const BroadcastCase &broadcast : kBroadcastCases) {
       for (uint32_t cores : {1u, 8u, 48u}) {
         auto c = MakeForwardCase<T>(broadcast.n, cores, broadcast.weight, broadcast.posWeight, broadcast.n + cores);
         const auto plan = bcewl::PlanForward(c.request);
-        CHECK_MSG(plan.data.weight.mode == broadcast.weightMode, broadcast.name << ": weight mode "
-                                                                                << plan.data.weight.mode);
+        CHECK_MSG(plan.data.weight.mode == broadcast.weightMode,
+                  broadcast.name << ": weight mode " << plan.data.weight.mode);
         CHECK_MSG(plan.data.posWeight.mode == broadcast.posWeightMode,
                   broadcast.name << ": pos_weight mode " << plan.data.posWeight.mode);
         CheckForward(c);
@@ -147,13 +147,16 @@ TEST_CASE(forward_limits_at_infinite_logits_and_nan) {
   };
   // docs/contract.md §9 Infinities and NaN: the limits where they exist, NaN where they do not, NaN propagating.
   const Special specials[] = {
-      {inf, 1.0f, 1.0f, 1.0f, 0.0},        {-inf, 0.0f, 1.0f, 1.0f, 0.0},       {inf, 0.0f, 1.0f, 1.0f, INFINITY},
-      {-inf, 1.0f, 1.0f, 1.0f, INFINITY},  {inf, 0.5f, 1.0f, 2.0f, INFINITY},   {-inf, 0.5f, 1.0f, 2.0f, INFINITY},
-      {inf, 0.0f, 0.0f, 1.0f, 0.0},        {-inf, 1.0f, 1.0f, 0.0f, 0.0},       {-inf, 1.0f, 2.0f, -1.0f, -INFINITY},
-      {inf, 2.0f, 1.0f, 1.0f, -INFINITY},  {inf, 1.0f, nan, 1.0f, NAN},         {-inf, 0.0f, 1.0f, nan, NAN},
-      {inf, nan, 1.0f, 1.0f, NAN},         {nan, 0.3f, 1.0f, 1.0f, NAN},        {0.5f, nan, 1.0f, 1.0f, NAN},
-      {0.5f, 0.5f, nan, 1.0f, NAN},        {0.5f, 0.5f, 1.0f, nan, NAN},        {100.0f, 1.0f, 2.0f, 3.0f, 0.0},
-      {-100.0f, 0.0f, 2.0f, 3.0f, 0.0},    {0.0f, 0.0f, 1.0f, 1.0f, std::log(2.0)},
+      {inf, 1.0f, 1.0f, 1.0f, 0.0},         {-inf, 0.0f, 1.0f, 1.0f, 0.0},
+      {inf, 0.0f, 1.0f, 1.0f, INFINITY},    {-inf, 1.0f, 1.0f, 1.0f, INFINITY},
+      {inf, 0.5f, 1.0f, 2.0f, INFINITY},    {-inf, 0.5f, 1.0f, 2.0f, INFINITY},
+      {inf, 0.0f, 0.0f, 1.0f, 0.0},         {-inf, 1.0f, 1.0f, 0.0f, 0.0},
+      {-inf, 1.0f, 2.0f, -1.0f, -INFINITY}, {inf, 2.0f, 1.0f, 1.0f, -INFINITY},
+      {inf, 1.0f, nan, 1.0f, NAN},          {-inf, 0.0f, 1.0f, nan, NAN},
+      {inf, nan, 1.0f, 1.0f, NAN},          {nan, 0.3f, 1.0f, 1.0f, NAN},
+      {0.5f, nan, 1.0f, 1.0f, NAN},         {0.5f, 0.5f, nan, 1.0f, NAN},
+      {0.5f, 0.5f, 1.0f, nan, NAN},         {100.0f, 1.0f, 2.0f, 3.0f, 0.0},
+      {-100.0f, 0.0f, 2.0f, 3.0f, 0.0},     {0.0f, 0.0f, 1.0f, 1.0f, std::log(2.0)},
   };
   const uint64_t n = sizeof(specials) / sizeof(specials[0]);
   auto c = MakeForwardCase<float>(n, 1, SameShape(n), SameShape(n), 5);
@@ -166,9 +169,9 @@ TEST_CASE(forward_limits_at_infinite_logits_and_nan) {
   const std::vector<float> loss = LaunchForward(c);
   for (uint64_t i = 0; i < n; ++i) {
     const double expected = specials[i].expected;
-    const bool ok = std::isnan(expected) ? std::isnan(loss[i])
-                                         : (std::isinf(expected) ? loss[i] == expected
-                                                                 : std::fabs(loss[i] - expected) < 1e-6);
+    const bool ok = std::isnan(expected)
+                        ? std::isnan(loss[i])
+                        : (std::isinf(expected) ? loss[i] == expected : std::fabs(loss[i] - expected) < 1e-6);
     CHECK_MSG(ok, "special " << i << ": got " << loss[i] << ", expected " << expected);
   }
 }
@@ -177,7 +180,7 @@ TEST_CASE(forward_special_values_match_the_reference_in_every_variant_and_dtype)
   ForEachDtype([](auto tag) {
     using T = typename decltype(tag)::type;
     const uint64_t n = 3 * kSpecialCombinations + 7;
-    for (const Variant& variant : kVariants) {
+    for (const Variant &variant : kVariants) {
       auto c = MakeForwardCase<T>(n, 2, variant.weight ? SameShape(n) : Absent(),
                                   variant.posWeight ? SameShape(n) : Absent(), 5);
       UseSpecialValues(&c.in);

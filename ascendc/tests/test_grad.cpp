@@ -74,13 +74,13 @@ TEST_CASE(grad_broadcast_modes) {
       bcewl::OperandRequest dout, weight, posWeight;
     };
     const Case cases[] = {
-        {6 * 1000, SameShape(6000), Trailing(6), Trailing(6)},        // (N, C) with (C,) class weights
-        {3 * 4 * 50, SameShape(600), Runs(4, 50), Trailing(50)},      // (C, 1, 1) weight, (W,) pos_weight
-        {7 * 9001, Runs(1, 1), Runs(7, 9001), Trailing(9001)},        // rows longer than a tile, scalar dout
-        {2 * 5 * 33, Runs(10, 33), Absent(), Runs(5, 33)},            // dout broadcast like a (N, C, 1) tensor
-        {4097, Runs(1, 1), Runs(1, 1), Absent()},                     // scalar weight
+        {6 * 1000, SameShape(6000), Trailing(6), Trailing(6)},    // (N, C) with (C,) class weights
+        {3 * 4 * 50, SameShape(600), Runs(4, 50), Trailing(50)},  // (C, 1, 1) weight, (W,) pos_weight
+        {7 * 9001, Runs(1, 1), Runs(7, 9001), Trailing(9001)},    // rows longer than a tile, scalar dout
+        {2 * 5 * 33, Runs(10, 33), Absent(), Runs(5, 33)},        // dout broadcast like a (N, C, 1) tensor
+        {4097, Runs(1, 1), Runs(1, 1), Absent()},                 // scalar weight
     };
-    for (const Case& broadcast : cases) {
+    for (const Case &broadcast : cases) {
       for (uint32_t cores : {1u, 8u, 48u}) {
         auto c = MakeGradCase<T>(broadcast.n, cores, Reduction::kSum, broadcast.dout, broadcast.weight,
                                  broadcast.posWeight, broadcast.n + cores);

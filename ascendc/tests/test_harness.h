@@ -11,32 +11,32 @@ namespace bcewl_test {
 
 class TestFailure : public std::runtime_error {
  public:
-  explicit TestFailure(const std::string& message) : std::runtime_error(message) {}
+  explicit TestFailure(const std::string &message) : std::runtime_error(message) {}
 };
 
-void RegisterTest(const char* name, void (*body)());
-int RunAllTests(int argc, char** argv);
+void RegisterTest(const char *name, void (*body)());
+int RunAllTests(int argc, char **argv);
 
 struct TestRegistrar {
-  TestRegistrar(const char* name, void (*body)()) { RegisterTest(name, body); }
+  TestRegistrar(const char *name, void (*body)()) { RegisterTest(name, body); }
 };
 
-[[noreturn]] void Fail(const char* file, int line, const std::string& message);
+[[noreturn]] void Fail(const char *file, int line, const std::string &message);
 
 }  // namespace bcewl_test
 
-#define TEST_CASE(name)                                                        \
-  static void name();                                                          \
-  static const ::bcewl_test::TestRegistrar name##_registrar(#name, &name);     \
+#define TEST_CASE(name)                                                    \
+  static void name();                                                      \
+  static const ::bcewl_test::TestRegistrar name##_registrar(#name, &name); \
   static void name()
 
-#define CHECK_MSG(condition, message)                                             \
-  do {                                                                            \
-    if (!(condition)) {                                                           \
-      std::ostringstream check_stream_;                                           \
-      check_stream_ << "CHECK(" #condition ") failed: " << message;               \
-      ::bcewl_test::Fail(__FILE__, __LINE__, check_stream_.str());                \
-    }                                                                             \
+#define CHECK_MSG(condition, message)                               \
+  do {                                                              \
+    if (!(condition)) {                                             \
+      std::ostringstream check_stream_;                             \
+      check_stream_ << "CHECK(" #condition ") failed: " << message; \
+      ::bcewl_test::Fail(__FILE__, __LINE__, check_stream_.str());  \
+    }                                                               \
   } while (0)
 
 #define CHECK(condition) CHECK_MSG(condition, "")

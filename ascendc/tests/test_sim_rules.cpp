@@ -15,12 +15,13 @@ namespace {
 using namespace AscendC;
 
 template <typename Fn>
-void ExpectViolation(Fn fn, const std::string& fragment) {
+void ExpectViolation(Fn fn, const std::string &fragment) {
   try {
     fn();
-  } catch (const SimViolation& violation) {
+  } catch (const SimViolation &violation) {
     const std::string message = violation.what();
-    CHECK_MSG(message.find(fragment) != std::string::npos, "message \"" << message << "\" lacks \"" << fragment << "\"");
+    CHECK_MSG(message.find(fragment) != std::string::npos,
+              "message \"" << message << "\" lacks \"" << fragment << "\"");
     return;
   }
   Fail(__FILE__, __LINE__, "expected a SimViolation mentioning \"" + fragment + "\"");
@@ -33,8 +34,8 @@ void RoundTripKernel(GM_ADDR src, GM_ADDR dst, uint32_t count, uint64_t gmSize) 
   pipe.InitBuffer(queue, 2, 1024);
   GlobalTensor<float> in;
   GlobalTensor<float> out;
-  in.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(src), gmSize);
-  out.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(dst), gmSize);
+  in.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(src), gmSize);
+  out.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(dst), gmSize);
   LocalTensor<float> local = queue.AllocTensor<float>();
   DataCopy(local, in, count);
   queue.EnQue(local);
@@ -48,7 +49,7 @@ struct Buffers {
   std::vector<float> dst = std::vector<float>(256, 0.0f);
 };
 
-void LaunchRoundTrip(Buffers& b, uint32_t count, uint64_t gmSize) {
+void LaunchRoundTrip(Buffers &b, uint32_t count, uint64_t gmSize) {
   SimLaunch(&RoundTripKernel, 1, Gm(b.src), Gm(b.dst), count, gmSize);
 }
 
@@ -75,7 +76,7 @@ TEST_CASE(sim_rejects_out_of_bounds_global_tensor_access) {
     SimLaunch(
         +[](GM_ADDR src, bool getValue) {
           GlobalTensor<float> gm;
-          gm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(src), 16);
+          gm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(src), 16);
           (void)(getValue ? gm.GetValue(16) : gm[17].GetValue(0));
         },
         1, Gm(b.src), viaGetValue);
@@ -87,7 +88,7 @@ TEST_CASE(sim_rejects_out_of_bounds_global_tensor_access) {
 namespace {
 
 // A kernel without arguments must break a rule that the message fragment names.
-void ExpectKernelViolation(void (*kernel)(), const std::string& fragment) {
+void ExpectKernelViolation(void (*kernel)(), const std::string &fragment) {
   ExpectViolation([kernel] { SimLaunch(kernel, 1); }, fragment);
 }
 
@@ -113,69 +114,89 @@ struct CalcSetup {
 }  // namespace
 
 TEST_CASE(sim_rejects_ub_overflow) {
-  ExpectKernelViolation(+[] {
-    QueueSetup setup;
-    TQue<QuePosition::VECOUT, 2> big;
-    setup.pipe.InitBuffer(big, 2, 96 * 1024);
-  }, "UB overflow, 98816 + 98304 bytes > 196608");
+  ExpectKernelViolation(
+      +[] {
+        QueueSetup setup;
+        TQue<QuePosition::VECOUT, 2> big;
+        setup.pipe.InitBuffer(big, 2, 96 * 1024);
+      },
+      "UB overflow, 98816 + 98304 bytes > 196608");
 }
 
 TEST_CASE(sim_rejects_misaligned_ub_buffer) {
-  ExpectKernelViolation(+[] {
-    TPipe pipe;
-    TBuf<QuePosition::VECCALC> first;
-    TBuf<QuePosition::VECCALC> second;
-    pipe.InitBuffer(first, 100);
-    pipe.InitBuffer(second, 64);
-  }, "UB address 100 is not 32-byte aligned");
+  ExpectKernelViolation(
+      +[] {
+        TPipe pipe;
+        TBuf<QuePosition::VECCALC> first;
+        TBuf<QuePosition::VECCALC> second;
+        pipe.InitBuffer(first, 100);
+        pipe.InitBuffer(second, 64);
+      },
+      "UB address 100 is not 32-byte aligned");
 }
 
 TEST_CASE(sim_rejects_missing_free_tensor) {
   ExpectKernelViolation(+[] { (void)QueueSetup().Dequeued(); }, "missing FreeTensor");
-  ExpectKernelViolation(+[] {
-    QueueSetup setup;
-    for (int i = 0; i < 3; ++i) (void)setup.queue.AllocTensor<float>();
-  }, "all 2 buffers of the queue are in use");
+  ExpectKernelViolation(
+      +[] {
+        QueueSetup setup;
+        for (int i = 0; i < 3; ++i) (void)setup.queue.AllocTensor<float>();
+      },
+      "all 2 buffers of the queue are in use");
 }
 
 TEST_CASE(sim_rejects_broken_queue_protocol) {
   ExpectKernelViolation(+[] { (void)QueueSetup().queue.DeQue<float>(); }, "empty queue");
-  ExpectKernelViolation(+[] {
-    QueueSetup setup;
-    LocalTensor<float> t = setup.queue.AllocTensor<float>();
-    setup.queue.EnQue(t);
-    Muls(t, t, 2.0f, 8);
-  }, "while it is enqueued");
-  ExpectKernelViolation(+[] {
-    QueueSetup setup;
-    LocalTensor<float> t = setup.Dequeued();
-    setup.queue.FreeTensor(t);
-    Muls(t, t, 2.0f, 8);
-  }, "after FreeTensor");
-  ExpectKernelViolation(+[] {
-    QueueSetup setup;
-    LocalTensor<float> t = setup.queue.AllocTensor<float>();
-    setup.queue.FreeTensor(t);
-  }, "not dequeued");
+  ExpectKernelViolation(
+      +[] {
+        QueueSetup setup;
+        LocalTensor<float> t = setup.queue.AllocTensor<float>();
+        setup.queue.EnQue(t);
+        Muls(t, t, 2.0f, 8);
+      },
+      "while it is enqueued");
+  ExpectKernelViolation(
+      +[] {
+        QueueSetup setup;
+        LocalTensor<float> t = setup.Dequeued();
+        setup.queue.FreeTensor(t);
+        Muls(t, t, 2.0f, 8);
+      },
+      "after FreeTensor");
+  ExpectKernelViolation(
+      +[] {
+        QueueSetup setup;
+        LocalTensor<float> t = setup.queue.AllocTensor<float>();
+        setup.queue.FreeTensor(t);
+      },
+      "not dequeued");
 }
 
 TEST_CASE(sim_rejects_bad_vector_operands) {
-  ExpectKernelViolation(+[] {
-    LocalTensor<float> t = CalcSetup().Floats();
-    Muls(t, t, 2.0f, 65);
-  }, "65 elements exceed the LocalTensor's 64");
-  ExpectKernelViolation(+[] {
-    LocalTensor<float> t = CalcSetup().Floats();
-    Muls(t[3], t[3], 2.0f, 8);
-  }, "not 32-byte aligned");
-  ExpectKernelViolation(+[] {
-    LocalTensor<float> t = CalcSetup().Floats();
-    Muls(t[8], t, 2.0f, 16);
-  }, "partly overlaps");
-  ExpectKernelViolation(+[] {
-    CalcSetup setup;
-    Cast(setup.Floats(), setup.buf.Get<half>(), RoundMode::CAST_NONE, 8);  // widening in place
-  }, "Cast: destination partly overlaps");
+  ExpectKernelViolation(
+      +[] {
+        LocalTensor<float> t = CalcSetup().Floats();
+        Muls(t, t, 2.0f, 65);
+      },
+      "65 elements exceed the LocalTensor's 64");
+  ExpectKernelViolation(
+      +[] {
+        LocalTensor<float> t = CalcSetup().Floats();
+        Muls(t[3], t[3], 2.0f, 8);
+      },
+      "not 32-byte aligned");
+  ExpectKernelViolation(
+      +[] {
+        LocalTensor<float> t = CalcSetup().Floats();
+        Muls(t[8], t, 2.0f, 16);
+      },
+      "partly overlaps");
+  ExpectKernelViolation(
+      +[] {
+        CalcSetup setup;
+        Cast(setup.Floats(), setup.buf.Get<half>(), RoundMode::CAST_NONE, 8);  // widening in place
+      },
+      "Cast: destination partly overlaps");
   ExpectKernelViolation(+[] { (void)CalcSetup().Floats()[65]; }, "LocalTensor offset 65 beyond its 64");
 }
 
@@ -192,9 +213,9 @@ TEST_CASE(sim_data_copy_pad_places_blocks_on_32_byte_boundaries) {
         GlobalTensor<float> src;
         GlobalTensor<float> dst;
         GlobalTensor<float> ubCopy;
-        src.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(in), 15);
-        dst.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out), 15);
-        ubCopy.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(seen), 48);
+        src.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(in), 15);
+        dst.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(out), 15);
+        ubCopy.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(seen), 48);
         LocalTensor<float> t = queue.AllocTensor<float>();
         Duplicate(t, 0.0f, 48);
         // 3 rows of 5 floats; each row padded to 8 floats, plus a gap of one 32-byte block: rows 16 floats apart.
@@ -225,7 +246,7 @@ TEST_CASE(sim_rejects_bad_data_copy_pad_parameters) {
           TBuf<QuePosition::VECCALC> buf;
           pipe.InitBuffer(buf, 160 * 1024);
           GlobalTensor<float> gm;
-          gm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(in), 8192);
+          gm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(in), 8192);
           DataCopyPad(buf.Get<float>(), gm, DataCopyExtParams{count, len, 0, 0, 0}, DataCopyPadExtParams<float>{});
         },
         1, Gm(src), blockCount, blockLen);
@@ -246,8 +267,8 @@ TEST_CASE(sim_rejects_the_forward_kernel_on_a_smaller_ub_than_planned) {
   config.ubBytes = 64 * 1024;
   ExpectViolation(
       [&] {
-        SimLaunch(config, &ms_bcewl_sigmoid_cross_entropy_with_logits, Gm(c.in.x), Gm(c.in.y), Gm(c.in.w),
-                  Gm(c.in.p), Gm(loss), static_cast<GM_ADDR>(nullptr), Gm(tiling));
+        SimLaunch(config, &ms_bcewl_sigmoid_cross_entropy_with_logits, Gm(c.in.x), Gm(c.in.y), Gm(c.in.w), Gm(c.in.p),
+                  Gm(loss), static_cast<GM_ADDR>(nullptr), Gm(tiling));
       },
       "UB overflow");
 }
@@ -256,7 +277,7 @@ TEST_CASE(sim_runs_blocks_in_order_with_their_index) {
   std::vector<int64_t> seen(2 * 20, -1);
   SimLaunch(
       +[](GM_ADDR out) {
-        auto* values = reinterpret_cast<int64_t*>(out);
+        auto *values = reinterpret_cast<int64_t *>(out);
         values[2 * GetBlockIdx()] = GetBlockIdx();
         values[2 * GetBlockIdx() + 1] = GetBlockNum();
       },
@@ -295,8 +316,8 @@ TEST_CASE(sim_float16_and_bfloat16_conversions_are_exact) {
   }
   CHECK(std::fegetround() == FE_TONEAREST);
   std::mt19937 rng(5);
-  std::vector<float> values = {0.0f, -0.0f, 65504.0f, 65519.99f, 65520.0f, 1e-8f, 2.98e-8f, 2.9802322e-8f,
-                               6.1035156e-5f, 3.3895314e38f, -1e30f, INFINITY, -INFINITY};
+  std::vector<float> values = {0.0f,          -0.0f,         65504.0f,      65519.99f, 65520.0f, 1e-8f,    2.98e-8f,
+                               2.9802322e-8f, 6.1035156e-5f, 3.3895314e38f, -1e30f,    INFINITY, -INFINITY};
   for (int i = 0; i < 200000; ++i) {
     uint32_t bits = rng();
     float f;
@@ -315,10 +336,12 @@ TEST_CASE(sim_float16_and_bfloat16_conversions_are_exact) {
 }
 
 TEST_CASE(sim_cast_rejects_round_modes_it_does_not_model) {
-  ExpectKernelViolation(+[] {
-    CalcSetup setup;
-    Cast(setup.buf.Get<half>(), setup.Floats()[32], RoundMode::CAST_FLOOR, 16);
-  }, "only CAST_NONE");
+  ExpectKernelViolation(
+      +[] {
+        CalcSetup setup;
+        Cast(setup.buf.Get<half>(), setup.Floats()[32], RoundMode::CAST_FLOOR, 16);
+      },
+      "only CAST_NONE");
 }
 
 namespace {
@@ -345,12 +368,18 @@ constexpr uint32_t kComparedCount = sizeof(kCompared) / sizeof(kCompared[0]);
 
 bool IeeeCompare(float a, float b, CMPMODE mode) {
   switch (mode) {
-    case CMPMODE::LT: return a < b;
-    case CMPMODE::GT: return a > b;
-    case CMPMODE::EQ: return a == b;
-    case CMPMODE::LE: return a <= b;
-    case CMPMODE::GE: return a >= b;
-    case CMPMODE::NE: return a != b;
+    case CMPMODE::LT:
+      return a < b;
+    case CMPMODE::GT:
+      return a > b;
+    case CMPMODE::EQ:
+      return a == b;
+    case CMPMODE::LE:
+      return a <= b;
+    case CMPMODE::GE:
+      return a >= b;
+    case CMPMODE::NE:
+      return a != b;
   }
   return false;
 }
@@ -393,28 +422,38 @@ TEST_CASE(sim_compare_scalar_and_select_follow_ieee_and_the_little_endian_bit_or
 }
 
 TEST_CASE(sim_rejects_bad_compare_scalar_and_select_operands) {
-  ExpectKernelViolation(+[] {
-    MaskSetup setup;
-    CompareScalar(setup.Mask(), setup.Tile(0), 0.0f, CMPMODE::EQ, 32);
-  }, "32 float elements are not whole 256-byte repeats");
-  ExpectKernelViolation(+[] {
-    MaskSetup setup;
-    CompareScalar(setup.Mask(), setup.Tile(0), 0.0f, CMPMODE::EQ, kMaskTestTiles * kMaskTestCount);  // 320 bits
-  }, "40 elements exceed the LocalTensor's 32");
-  ExpectKernelViolation(+[] {
-    MaskSetup setup;
-    Select(setup.Tile(0), setup.Mask(), setup.Tile(0), 1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, kMaskTestCount);
-  }, "Select: destination overlaps a source");
-  ExpectKernelViolation(+[] {
-    MaskSetup setup;
-    Select(setup.Tile(0), setup.Mask(), setup.Tile(1), setup.Tile(2), SELMODE::VSEL_CMPMASK_SPR, kMaskTestCount);
-  }, "only VSEL_TENSOR_SCALAR_MODE");
-  ExpectKernelViolation(+[] {
-    MaskSetup setup;
-    TBuf<QuePosition::VECCALC> rest;
-    setup.pipe.InitBuffer(rest, sim::kAscend910bUbBytes - kMaskSetupBytes - 4096);
-    Select(setup.Tile(0), setup.Mask(), setup.Tile(1), 1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, kMaskTestCount);
-  }, "4096 UB bytes left unallocated, its tensor modes need 8 KiB");
+  ExpectKernelViolation(
+      +[] {
+        MaskSetup setup;
+        CompareScalar(setup.Mask(), setup.Tile(0), 0.0f, CMPMODE::EQ, 32);
+      },
+      "32 float elements are not whole 256-byte repeats");
+  ExpectKernelViolation(
+      +[] {
+        MaskSetup setup;
+        CompareScalar(setup.Mask(), setup.Tile(0), 0.0f, CMPMODE::EQ, kMaskTestTiles * kMaskTestCount);  // 320 bits
+      },
+      "40 elements exceed the LocalTensor's 32");
+  ExpectKernelViolation(
+      +[] {
+        MaskSetup setup;
+        Select(setup.Tile(0), setup.Mask(), setup.Tile(0), 1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, kMaskTestCount);
+      },
+      "Select: destination overlaps a source");
+  ExpectKernelViolation(
+      +[] {
+        MaskSetup setup;
+        Select(setup.Tile(0), setup.Mask(), setup.Tile(1), setup.Tile(2), SELMODE::VSEL_CMPMASK_SPR, kMaskTestCount);
+      },
+      "only VSEL_TENSOR_SCALAR_MODE");
+  ExpectKernelViolation(
+      +[] {
+        MaskSetup setup;
+        TBuf<QuePosition::VECCALC> rest;
+        setup.pipe.InitBuffer(rest, sim::kAscend910bUbBytes - kMaskSetupBytes - 4096);
+        Select(setup.Tile(0), setup.Mask(), setup.Tile(1), 1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, kMaskTestCount);
+      },
+      "4096 UB bytes left unallocated, its tensor modes need 8 KiB");
 }
 
 }  // namespace bcewl_test

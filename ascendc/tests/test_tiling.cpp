@@ -13,7 +13,7 @@ uint64_t BytesOf(bcewl::DtypeCode dtype) { return dtype == bcewl::kDtypeFloat32 
 
 // Walks blocks and tiles as the kernels do and checks that they tile [0, totalLength) in order, without gaps or
 // overlaps, inside the planned buffers, and aligned to 32 bytes wherever the row length allows.
-void CheckCoverage(const bcewl::TileGeometry& g, uint32_t blockDim, bcewl::DtypeCode dtype, const std::string& what) {
+void CheckCoverage(const bcewl::TileGeometry &g, uint32_t blockDim, bcewl::DtypeCode dtype, const std::string &what) {
   const uint64_t bytes = BytesOf(dtype);
   const bool alignable = (g.rowLength * bytes) % 32 == 0 || g.rowCount == 1;
   CHECK_MSG(g.tileCapacity % bcewl::kTileCapacityAlignment == 0 && g.rowStride * bytes % 32 == 0, what);
@@ -41,8 +41,8 @@ void CheckCoverage(const bcewl::TileGeometry& g, uint32_t blockDim, bcewl::Dtype
 
 // ubReserved: UB the kernel must leave unallocated (Select's scratch in the forward kernel).
 template <typename Plan>
-void CheckPlan(const Plan& plan, uint64_t n, uint32_t cores, bcewl::DtypeCode dtype, uint64_t ubReserved,
-               const std::string& what) {
+void CheckPlan(const Plan &plan, uint64_t n, uint32_t cores, bcewl::DtypeCode dtype, uint64_t ubReserved,
+               const std::string &what) {
   CHECK_MSG(plan.ok(), what << ": " << plan.error);
   CHECK_MSG(plan.blockDim >= 1 && plan.blockDim <= cores, what << ": blockDim " << plan.blockDim);
   CHECK_MSG(plan.ubBytes + ubReserved <= bcewl::kAscend910bUbBytes, what << ": " << plan.ubBytes << " UB bytes");
@@ -58,11 +58,11 @@ struct Shape2d {
 }  // namespace
 
 TEST_CASE(tiling_covers_every_element_once_within_ub_for_all_core_counts) {
-  const Shape2d shapes[] = {{0, 5},       {1, 1},        {1, 2},      {3, 5},         {16, 1},
-                            {1, 1023},    {1, 1024},     {1, 1025},   {7, 4097},      {4096, 16},
-                            {100, 10007}, {1000003, 1},  {25000, 4000}, {33333334, 3}, {1, 100000000}};
+  const Shape2d shapes[] = {{0, 5},       {1, 1},       {1, 2},        {3, 5},        {16, 1},
+                            {1, 1023},    {1, 1024},    {1, 1025},     {7, 4097},     {4096, 16},
+                            {100, 10007}, {1000003, 1}, {25000, 4000}, {33333334, 3}, {1, 100000000}};
   const bcewl::DtypeCode dtypes[] = {bcewl::kDtypeFloat32, bcewl::kDtypeFloat16, bcewl::kDtypeBFloat16};
-  for (const Shape2d& shape : shapes) {
+  for (const Shape2d &shape : shapes) {
     const uint64_t n = shape.rows * shape.cols;
     const bcewl::OperandRequest weights[][2] = {
         {Absent(), Absent()},
@@ -71,7 +71,7 @@ TEST_CASE(tiling_covers_every_element_once_within_ub_for_all_core_counts) {
     };
     for (bcewl::DtypeCode dtype : dtypes) {
       for (uint32_t cores = 1; cores <= 48; ++cores) {
-        for (const auto& pair : weights) {
+        for (const auto &pair : weights) {
           const std::string what = std::string(DtypeName(dtype)) + " " + std::to_string(shape.rows) + "x" +
                                    std::to_string(shape.cols) + " cores=" + std::to_string(cores);
           bcewl::ForwardTilingRequest forward;
@@ -163,7 +163,7 @@ TEST_CASE(tiling_rejects_invalid_requests) {
   CHECK(!bcewl::PlanForward(forward).ok());
   forward.weight = Runs(0, 1);
   CHECK(!bcewl::PlanForward(forward).ok());
-  forward.weight = Trailing(4);  // repeats every 4 ...
+  forward.weight = Trailing(4);    // repeats every 4 ...
   forward.posWeight = Runs(2, 6);  // ... changes every 6: no common row length
   CHECK(bcewl::PlanForward(forward).error.find("do not nest") != std::string::npos);
   forward.posWeight = Absent();
@@ -193,22 +193,22 @@ TEST_CASE(describe_broadcast_shapes) {
     uint64_t inner;
   };
   const Case cases[] = {
-      {{4, 5}, {4, 5}, true, 20, 1},             // same shape
-      {{4, 5}, {5}, true, 5, 1},                 // (C,) on (N, C)
-      {{4, 5}, {1, 5}, true, 5, 1},              // (1, C)
-      {{4, 5}, {4, 1}, true, 4, 5},              // (N, 1): one value per row
-      {{2, 3, 4, 5}, {3, 1, 1}, true, 3, 20},    // (C, 1, 1) on (N, C, H, W)
-      {{2, 3, 4, 5}, {4, 5}, true, 20, 1},       // (H, W)
-      {{2, 3, 4, 5}, {1}, true, 1, 120},         // a single value
-      {{2, 3, 4, 5}, {}, true, 1, 120},          // 0-d
-      {{2, 1, 4}, {2, 1, 1}, true, 2, 4},        // size-1 loss dims in between
-      {{2, 3, 4, 5}, {3, 1, 5}, false, 0, 0},    // kept dims not contiguous: expand first
-      {{4, 5}, {3}, false, 0, 0},                // not broadcastable
-      {{5}, {2, 5}, false, 0, 0},                // would enlarge the loss
-      {{1}, {5}, false, 0, 0},                   // would enlarge the loss
-      {{0, 5}, {5}, true, 1, 1},                 // empty loss: nothing is read
+      {{4, 5}, {4, 5}, true, 20, 1},           // same shape
+      {{4, 5}, {5}, true, 5, 1},               // (C,) on (N, C)
+      {{4, 5}, {1, 5}, true, 5, 1},            // (1, C)
+      {{4, 5}, {4, 1}, true, 4, 5},            // (N, 1): one value per row
+      {{2, 3, 4, 5}, {3, 1, 1}, true, 3, 20},  // (C, 1, 1) on (N, C, H, W)
+      {{2, 3, 4, 5}, {4, 5}, true, 20, 1},     // (H, W)
+      {{2, 3, 4, 5}, {1}, true, 1, 120},       // a single value
+      {{2, 3, 4, 5}, {}, true, 1, 120},        // 0-d
+      {{2, 1, 4}, {2, 1, 1}, true, 2, 4},      // size-1 loss dims in between
+      {{2, 3, 4, 5}, {3, 1, 5}, false, 0, 0},  // kept dims not contiguous: expand first
+      {{4, 5}, {3}, false, 0, 0},              // not broadcastable
+      {{5}, {2, 5}, false, 0, 0},              // would enlarge the loss
+      {{1}, {5}, false, 0, 0},                 // would enlarge the loss
+      {{0, 5}, {5}, true, 1, 1},               // empty loss: nothing is read
   };
-  for (const Case& c : cases) {
+  for (const Case &c : cases) {
     bcewl::OperandRequest request;
     const bool describable = bcewl::DescribeBroadcast(c.out, c.operand, &request);
     CHECK(describable == c.describable);

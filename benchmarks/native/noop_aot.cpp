@@ -3,5 +3,5 @@
 
 extern "C" int Noop(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *stream,
                     void *extra) {
-    return 0;
+  return 0;
 }

@@ -2,6 +2,7 @@
 // it compiles against CANN, and against aclnn_adapter/include with libms_bcewl.so on any Linux machine.
 #include <iostream>
 #include <vector>
+
 #include "acl/acl.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
 
@@ -17,7 +18,7 @@
     printf(message, ##__VA_ARGS__); \
   } while (0)
 
-int64_t GetShapeSize(const std::vector<int64_t>& shape) {
+int64_t GetShapeSize(const std::vector<int64_t> &shape) {
   int64_t shapeSize = 1;
   for (auto i : shape) {
     shapeSize *= i;
@@ -25,7 +26,7 @@ int64_t GetShapeSize(const std::vector<int64_t>& shape) {
   return shapeSize;
 }
 
-int Init(int32_t deviceId, aclrtStream* stream) {
+int Init(int32_t deviceId, aclrtStream *stream) {
   // Fixed boilerplate: resource initialisation.
   auto ret = aclInit(nullptr);
   CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclInit failed. ERROR: %d\n", ret); return ret);
@@ -37,8 +38,8 @@ int Init(int32_t deviceId, aclrtStream* stream) {
 }
 
 template <typename T>
-int CreateAclTensor(const std::vector<T>& hostData, const std::vector<int64_t>& shape, void** deviceAddr,
-                    aclDataType dataType, aclTensor** tensor) {
+int CreateAclTensor(const std::vector<T> &hostData, const std::vector<int64_t> &shape, void **deviceAddr,
+                    aclDataType dataType, aclTensor **tensor) {
   auto size = GetShapeSize(shape) * sizeof(T);
   // Allocate device memory with aclrtMalloc.
   auto ret = aclrtMalloc(deviceAddr, size, ACL_MEM_MALLOC_HUGE_FIRST);
@@ -72,16 +73,16 @@ int main() {
   std::vector<int64_t> weightShape = {4, 2};
   std::vector<int64_t> posWeightShape = {4, 2};
   std::vector<int64_t> outShape = {4, 2};
-  void* inputDeviceAddr = nullptr;
-  void* targetDeviceAddr = nullptr;
-  void* weightDeviceAddr = nullptr;
-  void* posWeightDeviceAddr = nullptr;
-  void* outDeviceAddr = nullptr;
-  aclTensor* input = nullptr;
-  aclTensor* target = nullptr;
-  aclTensor* weight = nullptr;
-  aclTensor* posWeight = nullptr;
-  aclTensor* out = nullptr;
+  void *inputDeviceAddr = nullptr;
+  void *targetDeviceAddr = nullptr;
+  void *weightDeviceAddr = nullptr;
+  void *posWeightDeviceAddr = nullptr;
+  void *outDeviceAddr = nullptr;
+  aclTensor *input = nullptr;
+  aclTensor *target = nullptr;
+  aclTensor *weight = nullptr;
+  aclTensor *posWeight = nullptr;
+  aclTensor *out = nullptr;
   std::vector<float> inputHostData = {0.1, 0.1, 0.2, 0.2, 0.3, 0.3, 0.4, 0.4};
   std::vector<float> targetHostData = {0.2, 0.2, 0.1, 0.1, 0.2, 0.2, 0.1, 0.1};
   std::vector<float> weightHostData = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5};
@@ -97,8 +98,7 @@ int main() {
   ret = CreateAclTensor(weightHostData, weightShape, &weightDeviceAddr, aclDataType::ACL_FLOAT, &weight);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
   // posWeight aclTensor
-  ret = CreateAclTensor(posWeightHostData, posWeightShape, &posWeightDeviceAddr, aclDataType::ACL_FLOAT,
-                        &posWeight);
+  ret = CreateAclTensor(posWeightHostData, posWeightShape, &posWeightDeviceAddr, aclDataType::ACL_FLOAT, &posWeight);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
   // out aclTensor
   ret = CreateAclTensor(outHostData, outShape, &outDeviceAddr, aclDataType::ACL_FLOAT, &out);
@@ -106,15 +106,15 @@ int main() {
 
   int64_t reduction = 0;
   uint64_t workspaceSize = 0;
-  aclOpExecutor* executor;
+  aclOpExecutor *executor;
 
   // 3. Call the CANN operator API: phase 1 returns the workspace size.
   ret = aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(input, target, weight, posWeight, reduction, out,
-                                                           &workspaceSize, &executor);
-  CHECK_RET(ret == ACL_SUCCESS,
-            LOG_PRINT("aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize failed. ERROR: %d\n", ret); return ret);
+                                                          &workspaceSize, &executor);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize failed. ERROR: %d\n", ret);
+            return ret);
   // Allocate the workspace on the device as phase 1 computed.
-  void* workspaceAddr = nullptr;
+  void *workspaceAddr = nullptr;
   if (workspaceSize > 0) {
     ret = aclrtMalloc(&workspaceAddr, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST);
     CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("allocate workspace failed. ERROR: %d\n", ret); return ret);

@@ -14,9 +14,9 @@ constexpr int kRunModes = static_cast<int>(RunMode::kForgedStream) + 1;
 
 const char *RunModeName(RunMode mode) {
   static const char *const kNames[kRunModes] = {
-      "run", "run-twice", "destroy-then-run", "null-executor", "forged-executor", "other-ops-run",
-      "null-workspace", "short-workspace", "misaligned-workspace", "larger-workspace", "live-stream",
-      "destroyed-stream", "forged-stream"};
+      "run",           "run-twice",        "destroy-then-run", "null-executor",        "forged-executor",
+      "other-ops-run", "null-workspace",   "short-workspace",  "misaligned-workspace", "larger-workspace",
+      "live-stream",   "destroyed-stream", "forged-stream"};
   return kNames[static_cast<int>(mode)];
 }
 
@@ -32,8 +32,8 @@ std::string DescriptorText(const Descriptor &d) {
 }  // namespace
 
 std::string Describe(const Case &c) {
-  std::string text = std::string(ApiOf(c.op).name) + " reduction=" + std::to_string(c.reduction) +
-                     " run=" + RunModeName(c.run_mode);
+  std::string text =
+      std::string(ApiOf(c.op).name) + " reduction=" + std::to_string(c.reduction) + " run=" + RunModeName(c.run_mode);
   for (Role role : RolesOf(c.op)) {
     text += std::string("\n    ") + kRoleNames[role] + ": " +
             (c.tensors[role] ? DescriptorText(*c.tensors[role]) : std::string("nullptr"));
@@ -44,10 +44,13 @@ std::string Describe(const Case &c) {
               kRoleNames[c.storage_of[output]];
     }
   }
-  const std::pair<bool, const char *> flags[] = {
-      {c.null_workspace_size, "null-workspaceSize"}, {c.null_executor, "null-executor-pointer"},
-      {c.destroy_tensors_before_run, "tensors-destroyed-before-run"}, {c.device_workspace, "aclrtMalloc-workspace"},
-      {c.check_accessors, "accessors"}, {c.destroy_twice, "destroy-twice"}, {c.non_finite_inputs, "non-finite"}};
+  const std::pair<bool, const char *> flags[] = {{c.null_workspace_size, "null-workspaceSize"},
+                                                 {c.null_executor, "null-executor-pointer"},
+                                                 {c.destroy_tensors_before_run, "tensors-destroyed-before-run"},
+                                                 {c.device_workspace, "aclrtMalloc-workspace"},
+                                                 {c.check_accessors, "accessors"},
+                                                 {c.destroy_twice, "destroy-twice"},
+                                                 {c.non_finite_inputs, "non-finite"}};
   for (const auto &[set, name] : flags) {
     text += set ? std::string(" ") + name : "";
   }
@@ -122,17 +125,17 @@ Role OwnerOf(Op op, Role output) {
 namespace {
 
 // The builder keeps the draws of the five single-output operations' cases as they were before the fused gradients,
-// and kGradAll's as they were before kLossAndAllGradients: what only the fused operations have (kGradTargetOut; the weight gradients of kGradAll and
-// kLossAndAllGradients, their tall shapes and the weight gradients missing or given on purpose; the loss of
-// kLossAndAllGradients) draws nothing for the others.
+// and kGradAll's as they were before kLossAndAllGradients: what only the fused operations have (kGradTargetOut; the
+// weight gradients of kGradAll and kLossAndAllGradients, their tall shapes and the weight gradients missing or given on
+// purpose; the loss of kLossAndAllGradients) draws nothing for the others.
 class CaseBuilder {
  public:
   explicit CaseBuilder(uint64_t seed) : random_(seed) {}
 
   Case Build(std::optional<Op> op) {
     c_.op = op ? *op : static_cast<Op>(random_.Between(0, kSingleOutputOpCount - 1));
-    c_.reduction = random_.Chance(0.94) ? random_.Between(0, 2)
-                                        : random_.Pick<int64_t>({-1, 3, 4, 100, INT64_MIN, INT64_MAX});
+    c_.reduction =
+        random_.Chance(0.94) ? random_.Between(0, 2) : random_.Pick<int64_t>({-1, 3, 4, 100, INT64_MIN, INT64_MAX});
     const bool huge = random_.Chance(0.005);
     ChooseShapes(huge);
     ChooseDtypes();
@@ -316,12 +319,40 @@ class CaseBuilder {
   }
 
   int32_t UnsupportedDtype() {
-    return random_.Pick<int32_t>({ACL_DT_UNDEFINED, ACL_INT8, ACL_INT32, ACL_UINT8, ACL_INT16, ACL_UINT16,
-                                  ACL_UINT32, ACL_INT64, ACL_UINT64, ACL_DOUBLE, ACL_BOOL, ACL_STRING,
-                                  ACL_COMPLEX64, ACL_COMPLEX128, ACL_INT4, ACL_UINT1, ACL_COMPLEX32, ACL_HIFLOAT8,
-                                  ACL_FLOAT8_E5M2, ACL_FLOAT8_E4M3FN, ACL_FLOAT8_E8M0, ACL_FLOAT6_E3M2,
-                                  ACL_FLOAT6_E2M3, ACL_FLOAT4_E2M1, ACL_FLOAT4_E1M2, 5, 14, 15, 26, 28, 99, -7,
-                                  INT32_MIN, INT32_MAX});
+    return random_.Pick<int32_t>({ACL_DT_UNDEFINED,
+                                  ACL_INT8,
+                                  ACL_INT32,
+                                  ACL_UINT8,
+                                  ACL_INT16,
+                                  ACL_UINT16,
+                                  ACL_UINT32,
+                                  ACL_INT64,
+                                  ACL_UINT64,
+                                  ACL_DOUBLE,
+                                  ACL_BOOL,
+                                  ACL_STRING,
+                                  ACL_COMPLEX64,
+                                  ACL_COMPLEX128,
+                                  ACL_INT4,
+                                  ACL_UINT1,
+                                  ACL_COMPLEX32,
+                                  ACL_HIFLOAT8,
+                                  ACL_FLOAT8_E5M2,
+                                  ACL_FLOAT8_E4M3FN,
+                                  ACL_FLOAT8_E8M0,
+                                  ACL_FLOAT6_E3M2,
+                                  ACL_FLOAT6_E2M3,
+                                  ACL_FLOAT4_E2M1,
+                                  ACL_FLOAT4_E1M2,
+                                  5,
+                                  14,
+                                  15,
+                                  26,
+                                  28,
+                                  99,
+                                  -7,
+                                  INT32_MIN,
+                                  INT32_MAX});
   }
 
   // The highest role of op; those below it that op lacks (the forward's kGrad) are drawn all the same.

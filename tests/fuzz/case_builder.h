@@ -79,7 +79,7 @@ struct Case {
   std::array<std::optional<Descriptor>, kRoles> tensors;  // nullopt: the argument is nullptr
   std::array<size_t, kRoles> storage_bytes = {};          // of each tensor's own storage
   // Whose storage each tensor's view is over: its own, or for an output, an input's or another output's.
-  std::array<Role, kRoles> storage_of = {kGrad, kSelf,          kTarget,        kWeight,          kPosWeight,
+  std::array<Role, kRoles> storage_of = {kGrad, kSelf,          kTarget,        kWeight,           kPosWeight,
                                          kOut,  kGradTargetOut, kGradWeightOut, kGradPosWeightOut, kLossOut};
   bool null_workspace_size = false;
   bool null_executor = false;

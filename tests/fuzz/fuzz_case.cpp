@@ -423,9 +423,7 @@ class CaseRunner {
     if (auto role = failing([&](Role r) { return Passed(r) != nullptr && !IsSupportedDtype(Passed(r)->dtype); })) {
       return {ACLNN_ERR_PARAM_INVALID, role};
     }
-    if (auto role = failing([&](Role r) {
-          return IsOutput(r) && Passed(r)->dtype != Passed(OwnerOf(op, r))->dtype;
-        })) {
+    if (auto role = failing([&](Role r) { return IsOutput(r) && Passed(r)->dtype != Passed(OwnerOf(op, r))->dtype; })) {
       return {ACLNN_ERR_PARAM_INVALID, role};
     }
     if (case_.reduction < 0 || case_.reduction > 2) {
@@ -469,8 +467,8 @@ class CaseRunner {
       return;
     }
     const std::string message = aclGetRecentErrMsg();
-    const std::string named = std::string(api) + ": error " + std::to_string(expected.status) + ": " +
-                              OutputName(*expected.culprit) + " ";
+    const std::string named =
+        std::string(api) + ": error " + std::to_string(expected.status) + ": " + OutputName(*expected.culprit) + " ";
     if (message.rfind(named, 0) != 0) {
       Unexpected(std::string(api) + " failed about " + OutputName(*expected.culprit) +
                  " but its message does not start with that name: \"" + message + "\"");
@@ -649,9 +647,8 @@ class CaseRunner {
   void CheckMemcpy(Random &random) {
     const size_t bytes = static_cast<size_t>(random.Between(1, 256));
     void *allocation = nullptr;
-    if (Checked("aclrtMalloc", {ACL_SUCCESS}, [&] {
-          return aclrtMalloc(&allocation, bytes, ACL_MEM_MALLOC_HUGE_FIRST);
-        }) != ACL_SUCCESS) {
+    if (Checked("aclrtMalloc", {ACL_SUCCESS},
+                [&] { return aclrtMalloc(&allocation, bytes, ACL_MEM_MALLOC_HUGE_FIRST); }) != ACL_SUCCESS) {
       return;
     }
     auto *device = static_cast<unsigned char *>(allocation);
@@ -693,9 +690,8 @@ class CaseRunner {
       };
       std::memmove(model(dst), model(src), count);
     }
-    Checked("aclrtMemcpy", {accepted ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM}, [&] {
-      return aclrtMemcpy(dst.data(), dest_max, src.data(), count, static_cast<aclrtMemcpyKind>(kind));
-    });
+    Checked("aclrtMemcpy", {accepted ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM},
+            [&] { return aclrtMemcpy(dst.data(), dest_max, src.data(), count, static_cast<aclrtMemcpyKind>(kind)); });
     if (!std::equal(device, device + bytes, expected_device.begin()) || host != expected_host) {
       Report(&stats_->mismatches, "aclrtMemcpy(kind " + std::to_string(kind) + ", count " + std::to_string(count) +
                                       ", destMax " + std::to_string(dest_max) + ") left the buffers other than " +
@@ -784,8 +780,12 @@ class CaseRunner {
       ++stats_->runs_not_compared;
       return;
     }
-    test::RefProblem problem{Array(kSelf), Array(kTarget), OptionalArray(kWeight), OptionalArray(kPosWeight),
-                             case_.op == Op::kForward ? std::nullopt : OptionalArray(kGrad), case_.reduction};
+    test::RefProblem problem{Array(kSelf),
+                             Array(kTarget),
+                             OptionalArray(kWeight),
+                             OptionalArray(kPosWeight),
+                             case_.op == Op::kForward ? std::nullopt : OptionalArray(kGrad),
+                             case_.reduction};
     Magnitudes magnitudes;
     magnitudes.x = MaxMagnitude(problem.x.values);
     magnitudes.y = MaxMagnitude(problem.y.values);
@@ -805,11 +805,10 @@ class CaseRunner {
   }
 
   // Compares an output with its float64 reference; returns false where the bound is not finite (non-finite input).
-  bool CompareWithReference(Role output, const test::RefResult &reference, const Magnitudes &magnitudes,
-                            double numel) {
+  bool CompareWithReference(Role output, const test::RefResult &reference, const Magnitudes &magnitudes, double numel) {
     const Op single = SingleOutputOp(case_.op, output);
-    const std::vector<double> *expected_by_op[kSingleOutputOpCount] = {&reference.loss, &reference.dx,
-                                                                       &reference.dy, &reference.dw, &reference.dp};
+    const std::vector<double> *expected_by_op[kSingleOutputOpCount] = {&reference.loss, &reference.dx, &reference.dy,
+                                                                       &reference.dw, &reference.dp};
     const std::vector<double> &expected = *expected_by_op[static_cast<int>(single)];
     const Descriptor &out = *case_.tensors[output];
     const std::vector<double> actual = ViewValues(out, *storages_[output]);
@@ -840,8 +839,8 @@ class CaseRunner {
     if (numel == 0) {
       return 0.0;
     }
-    const bool reduces = single == Op::kGradWeight || single == Op::kGradPosWeight ||
-                         (single == Op::kForward && case_.reduction != 0);
+    const bool reduces =
+        single == Op::kGradWeight || single == Op::kGradPosWeight || (single == Op::kForward && case_.reduction != 0);
     const double summed = reduces ? numel / outputs : 1.0;
     const double scale = case_.reduction == 1 ? 1.0 / numel : 1.0;
     return ElementErrorBound(single, magnitudes) * summed * scale;
@@ -883,8 +882,8 @@ class CaseRunner {
       }
       for (Role output : call.outputs) {
         if (!SameBitsUpToNaNs(copies[output], *storages_[output], case_.tensors[output]->dtype)) {
-          Report(&stats_->mismatches, std::string(OutputName(output)) + " differs bitwise from what " +
-                                          ApiOf(call.op).run_name + " writes");
+          Report(&stats_->mismatches,
+                 std::string(OutputName(output)) + " differs bitwise from what " + ApiOf(call.op).run_name + " writes");
         }
       }
     }

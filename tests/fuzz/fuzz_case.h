@@ -19,15 +19,15 @@ namespace fuzz {
 
 struct Stats {
   uint64_t cases = 0;
-  uint64_t calls = 0;                   // calls of the API under test
-  std::map<int, uint64_t> statuses;     // status -> calls (aclCreateTensor: 0 created, else the message's code)
+  uint64_t calls = 0;                // calls of the API under test
+  std::map<int, uint64_t> statuses;  // status -> calls (aclCreateTensor: 0 created, else the message's code)
   std::map<std::string, std::map<int, uint64_t>> statuses_by_api;
-  uint64_t elements_compared = 0;       // output elements compared with the reference
+  uint64_t elements_compared = 0;                               // output elements compared with the reference
   std::map<std::string, uint64_t> elements_compared_by_op;      // by OpApi::name
   std::map<std::string, uint64_t> runs_compared_bitwise_by_op;  // fused operations' runs against separate calls
-  uint64_t runs_not_compared = 0;       // successful runs with a non-finite input or an overlapping output
-  uint64_t mismatches = 0;              // results off the reference, or writes outside the output view
-  uint64_t unexpected = 0;              // a status, message or handle other than the predicted one
+  uint64_t runs_not_compared = 0;  // successful runs with a non-finite input or an overlapping output
+  uint64_t mismatches = 0;         // results off the reference, or writes outside the output view
+  uint64_t unexpected = 0;         // a status, message or handle other than the predicted one
 };
 
 // Builds case `index` of the campaign `seed` (a pair always gives the same case), runs it and adds its calls and

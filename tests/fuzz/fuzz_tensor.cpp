@@ -59,8 +59,7 @@ std::optional<Shape> EffectiveStrides(const Descriptor &descriptor) {
   }
   Shape strides(descriptor.dims.size(), 1);
   for (size_t dim = descriptor.dims.size(); dim > 1; --dim) {
-    if (__builtin_mul_overflow(strides[dim - 1], std::max<int64_t>(descriptor.dims[dim - 1], 1),
-                               &strides[dim - 2])) {
+    if (__builtin_mul_overflow(strides[dim - 1], std::max<int64_t>(descriptor.dims[dim - 1], 1), &strides[dim - 2])) {
       return std::nullopt;
     }
   }
@@ -89,8 +88,8 @@ std::optional<int64_t> StorageNeeded(const Descriptor &descriptor) {
 }
 
 Creation ExpectedCreation(const Descriptor &d) {
-  if ((d.null_dims && !d.dims.empty()) || (d.null_storage_dims && !d.storage_dims.empty()) ||
-      HasNegative(d.dims) || HasNegative(d.storage_dims) || !IsEnumValue(d.dtype) || !IsEnumValue(d.format)) {
+  if ((d.null_dims && !d.dims.empty()) || (d.null_storage_dims && !d.storage_dims.empty()) || HasNegative(d.dims) ||
+      HasNegative(d.storage_dims) || !IsEnumValue(d.dtype) || !IsEnumValue(d.format)) {
     return Creation::kMustReject;
   }
   const std::optional<int64_t> numel = CountOf(d.dims);

@@ -19,10 +19,10 @@ using Storage = std::vector<unsigned char>;
 // The aclCreateTensor arguments; dims, strides and offset count elements of dtype.
 struct Descriptor {
   Shape dims;
-  bool null_dims = false;          // viewDims = nullptr with viewDimsNum = dims.size()
-  std::optional<Shape> strides;    // nullopt: stride = nullptr (contiguous)
+  bool null_dims = false;        // viewDims = nullptr with viewDimsNum = dims.size()
+  std::optional<Shape> strides;  // nullopt: stride = nullptr (contiguous)
   int64_t offset = 0;
-  int32_t dtype = ACL_FLOAT;        // any int, as a C caller may pass
+  int32_t dtype = ACL_FLOAT;       // any int, as a C caller may pass
   int32_t format = ACL_FORMAT_ND;  // any int; the operations ignore it
   Shape storage_dims;
   bool null_storage_dims = false;  // storageDims = nullptr with storageDimsNum = storage_dims.size()

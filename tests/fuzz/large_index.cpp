@@ -56,8 +56,8 @@ int LogitOf(uint64_t i) {
 struct Inputs {
   int64_t rows = 0;
   int64_t numel = 0;
-  std::vector<uint16_t> logit_bits;  // kDistinctLogits float16 values
-  std::unique_ptr<uint16_t[]> self;  // rows * kColumns
+  std::vector<uint16_t> logit_bits;   // kDistinctLogits float16 values
+  std::unique_ptr<uint16_t[]> self;   // rows * kColumns
   std::vector<float> target, weight;  // kColumns
   float pos_weight = static_cast<float>(kPosWeight);
   float grad = static_cast<float>(kGrad);
@@ -190,8 +190,7 @@ void CheckForward(const Inputs &inputs, const Terms &terms, const Arguments &arg
     const double expected = reduction == 2 ? sum : sum / static_cast<double>(inputs.numel);
     const double scaled_bound = reduction == 2 ? bound * static_cast<double>(inputs.numel) : bound;
     Record(tally, reduction == 2 ? "forward, reduction sum" : "forward, reduction mean",
-           ran && fuzz::Acceptable(out, expected, scaled_bound, ACL_FLOAT), Comparison(out, expected),
-           Seconds(start));
+           ran && fuzz::Acceptable(out, expected, scaled_bound, ACL_FLOAT), Comparison(out, expected), Seconds(start));
   }
 }
 

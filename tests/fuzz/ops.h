@@ -12,15 +12,7 @@ namespace fuzz {
 
 // The single-output operations first; then the fused operations: the gradients of every input, and the loss with
 // the gradients of every input for a gradOutput of 1.
-enum class Op {
-  kForward,
-  kGradSelf,
-  kGradTarget,
-  kGradWeight,
-  kGradPosWeight,
-  kGradAll,
-  kLossAndAllGradients
-};
+enum class Op { kForward, kGradSelf, kGradTarget, kGradWeight, kGradPosWeight, kGradAll, kLossAndAllGradients };
 constexpr int kOpCount = 7;
 constexpr int kSingleOutputOpCount = 5;  // the operations before kGradAll
 constexpr Op kFusedOps[] = {Op::kGradAll, Op::kLossAndAllGradients};

@@ -108,8 +108,8 @@ bool RowByRowReductionNeverWritesAZeroByteWorkspace() {
                     &executor) == ACLNN_SUCCESS &&
                 workspace_size == 0;
   std::vector<unsigned char> canary(4096, 0xA5);
-  passes = passes && aclnnBinaryCrossEntropyWithLogitsWeightBackward(canary.data(), 0, executor, nullptr) ==
-                         ACLNN_SUCCESS;
+  passes =
+      passes && aclnnBinaryCrossEntropyWithLogitsWeightBackward(canary.data(), 0, executor, nullptr) == ACLNN_SUCCESS;
   for (aclTensor *tensor : tensors) {
     aclDestroyTensor(tensor);
   }

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <iterator>
+#include <limits>
 #include <utility>
 #include <vector>
 

@@ -36,8 +36,7 @@ Shape ColumnMajorStrides(const Shape &shape) {
   return strides;
 }
 
-HostTensor::HostTensor(Shape shape, aclDataType dtype)
-    : HostTensor(shape, dtype, ContiguousStrides(shape), 0) {}
+HostTensor::HostTensor(Shape shape, aclDataType dtype) : HostTensor(shape, dtype, ContiguousStrides(shape), 0) {}
 
 HostTensor::HostTensor(Shape shape, aclDataType dtype, Shape strides, int64_t offset)
     : shape_(std::move(shape)), dtype_(dtype), strides_(std::move(strides)), offset_(offset) {
@@ -48,8 +47,8 @@ HostTensor::HostTensor(Shape shape, aclDataType dtype, Shape strides, int64_t of
   storage_elements_ = numel() == 0 ? offset_ + 1 : last + 1;
   storage_.assign((storage_elements_ * DtypeBytes(dtype_) + 7) / 8, 0);
   const int64_t storage_dims[] = {storage_elements_};
-  tensor_ = aclCreateTensor(shape_.data(), shape_.size(), dtype_, strides_.data(), offset_, ACL_FORMAT_ND,
-                            storage_dims, 1, Data());
+  tensor_ = aclCreateTensor(shape_.data(), shape_.size(), dtype_, strides_.data(), offset_, ACL_FORMAT_ND, storage_dims,
+                            1, Data());
   if (tensor_ == nullptr) {
     throw std::runtime_error("aclCreateTensor rejected a test tensor " + ShapeText(shape_));
   }

@@ -16,9 +16,9 @@ namespace test {
 bool UntouchedOutsideView(const HostTensor &out);
 
 // The call under test on a scenario's inputs: outputs[k] takes the output of ops[k].
-using OneCall = std::function<aclnnStatus(const Scenario &scenario, const ScenarioInputs &inputs,
-                                          const std::vector<Op> &ops,
-                                          const std::vector<std::unique_ptr<HostTensor>> &outputs)>;
+using OneCall =
+    std::function<aclnnStatus(const Scenario &scenario, const ScenarioInputs &inputs, const std::vector<Op> &ops,
+                              const std::vector<std::unique_ptr<HostTensor>> &outputs)>;
 
 // For every ISA the machine has and every scenario: the single operations ops_of(scenario) once, on the scenario's
 // inputs after prepare(&inputs), and the call with 1, 2 and 4 threads: each of its outputs must have the bytes of

@@ -55,18 +55,16 @@ const Run kRun[] = {
 
 }  // namespace
 
-aclnnStatus PlanOp(Op op, const OpTensors &t, int64_t reduction, uint64_t *workspace_size,
-                   aclOpExecutor **executor) {
+aclnnStatus PlanOp(Op op, const OpTensors &t, int64_t reduction, uint64_t *workspace_size, aclOpExecutor **executor) {
   if (op == Op::kForward) {
-    return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(t.self, t.target, t.weight, t.pos_weight, reduction,
-                                                             t.out, workspace_size, executor);
+    return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(t.self, t.target, t.weight, t.pos_weight, reduction, t.out,
+                                                             workspace_size, executor);
   }
   return kPlanGradient[static_cast<int>(op)](t.grad, t.self, t.target, t.weight, t.pos_weight, reduction, t.out,
                                              workspace_size, executor);
 }
 
-aclnnStatus ExecuteOp(Op op, void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
-                      aclrtStream stream) {
+aclnnStatus ExecuteOp(Op op, void *workspace, uint64_t workspace_size, aclOpExecutor *executor, aclrtStream stream) {
   return kRun[static_cast<int>(op)](workspace, workspace_size, executor, stream);
 }
 
@@ -123,8 +121,8 @@ const char *DtypeName(aclDataType dtype) {
 
 std::string Describe(Op op, const Scenario &s) {
   const auto name = DtypeName;
-  std::string text = std::string(OpName(op)) + " self" + ShapeText(s.shape) + ":" + name(s.dtypes.x) +
-                     " target:" + name(s.dtypes.y);
+  std::string text =
+      std::string(OpName(op)) + " self" + ShapeText(s.shape) + ":" + name(s.dtypes.x) + " target:" + name(s.dtypes.y);
   if (s.w_shape) {
     text += " weight" + ShapeText(*s.w_shape) + ":" + name(s.dtypes.w);
   }
@@ -168,8 +166,8 @@ std::vector<double> RandomValues(int64_t count, double low, double high, uint64_
 namespace {
 
 // A tensor of random values in [low, high] and its reference array with exactly the stored values.
-std::unique_ptr<HostTensor> RandomTensor(const Shape &shape, aclDataType dtype, Layout layout, double low,
-                                         double high, uint64_t seed, RefArray *reference) {
+std::unique_ptr<HostTensor> RandomTensor(const Shape &shape, aclDataType dtype, Layout layout, double low, double high,
+                                         uint64_t seed, RefArray *reference) {
   auto tensor = MakeTensor(shape, dtype, layout);
   tensor->Set(RandomValues(NumelOf(shape), low, high, seed));
   *reference = RefArray{shape, tensor->Values()};

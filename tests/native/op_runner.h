@@ -93,8 +93,7 @@ std::vector<double> ExpectedOutput(Op op, const RefResult &reference);
 
 // Whether every actual value is within the tolerance of the output dtype of the expected one (NaN matches NaN,
 // infinities match exactly); describes the first mismatch in *why.
-bool Close(const std::vector<double> &actual, const std::vector<double> &expected, aclDataType dtype,
-           std::string *why);
+bool Close(const std::vector<double> &actual, const std::vector<double> &expected, aclDataType dtype, std::string *why);
 
 // Runs op on the scenario's random inputs and compares its output with the float64 reference: values within
 // the output dtype's tolerance, nothing written outside the output view. Records a failure naming the scenario.
@@ -108,8 +107,7 @@ struct Float32Inputs {
   std::optional<RefArray> p;
   std::optional<RefArray> g;
 };
-std::vector<double> RunFloat32(Op op, const Float32Inputs &inputs, int64_t reduction,
-                               aclnnStatus *status = nullptr);
+std::vector<double> RunFloat32(Op op, const Float32Inputs &inputs, int64_t reduction, aclnnStatus *status = nullptr);
 
 // The MindSpore documentation example (x, y of shape (2, 3), w = p = ones(3)): its mean is 0.34636119.
 Float32Inputs MindSporeDocExample();

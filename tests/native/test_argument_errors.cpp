@@ -41,8 +41,8 @@ struct Arguments {
 
   OpTensors For(Op op) {
     const bool weight_shaped = op == Op::kGradWeight || op == Op::kGradPosWeight;
-    return OpTensors{grad.get(), self.get(), target.get(), weight.get(), pos_weight.get(),
-                     weight_shaped ? out_like_weight.get() : out_like_self.get()};
+    return OpTensors{grad.get(),   self.get(),       target.get(),
+                     weight.get(), pos_weight.get(), weight_shaped ? out_like_weight.get() : out_like_self.get()};
   }
 };
 
@@ -83,74 +83,123 @@ std::vector<ErrorCase> ErrorCases() {
       {"null_self", AllOps(), [](Arguments &, Op, Call &c) { c.tensors.self = nullptr; }, kNull, {"self is null"}},
       {"null_target", AllOps(), [](Arguments &, Op, Call &c) { c.tensors.target = nullptr; }, kNull, {"target"}},
       {"null_out", AllOps(), [](Arguments &, Op, Call &c) { c.tensors.out = nullptr; }, kNull, {"{out} is null"}},
-      {"null_grad_output", Gradients(), [](Arguments &, Op, Call &c) { c.tensors.grad = nullptr; }, kNull,
+      {"null_grad_output",
+       Gradients(),
+       [](Arguments &, Op, Call &c) { c.tensors.grad = nullptr; },
+       kNull,
        {"gradOutput"}},
-      {"null_weight_of_dw", Only(Op::kGradWeight), [](Arguments &, Op, Call &c) { c.tensors.weight = nullptr; },
-       kNull, {"weight is null"}},
-      {"null_pos_weight_of_dp", Only(Op::kGradPosWeight),
-       [](Arguments &, Op, Call &c) { c.tensors.pos_weight = nullptr; }, kNull, {"posWeight is null"}},
-      {"null_workspace_size", AllOps(), [](Arguments &, Op, Call &c) { c.null_workspace_size = true; }, kNull,
+      {"null_weight_of_dw",
+       Only(Op::kGradWeight),
+       [](Arguments &, Op, Call &c) { c.tensors.weight = nullptr; },
+       kNull,
+       {"weight is null"}},
+      {"null_pos_weight_of_dp",
+       Only(Op::kGradPosWeight),
+       [](Arguments &, Op, Call &c) { c.tensors.pos_weight = nullptr; },
+       kNull,
+       {"posWeight is null"}},
+      {"null_workspace_size",
+       AllOps(),
+       [](Arguments &, Op, Call &c) { c.null_workspace_size = true; },
+       kNull,
        {"workspaceSize"}},
       {"null_executor", AllOps(), [](Arguments &, Op, Call &c) { c.null_executor = true; }, kNull, {"executor"}},
-      {"double_self", AllOps(), [](Arguments &a, Op, Call &c) { c.tensors.self = a.double_2x3.get(); }, kInvalid,
+      {"double_self",
+       AllOps(),
+       [](Arguments &a, Op, Call &c) { c.tensors.self = a.double_2x3.get(); },
+       kInvalid,
        {"self", "DOUBLE"}},
-      {"int32_weight", AllOps(), [](Arguments &a, Op, Call &c) { c.tensors.weight = a.int32_3.get(); }, kInvalid,
+      {"int32_weight",
+       AllOps(),
+       [](Arguments &a, Op, Call &c) { c.tensors.weight = a.int32_3.get(); },
+       kInvalid,
        {"weight", "INT32"}},
-      {"out_dtype_not_the_owners", AllOps(),
+      {"out_dtype_not_the_owners",
+       AllOps(),
        [](Arguments &a, Op op, Call &c) {
          const bool weight_shaped = op == Op::kGradWeight || op == Op::kGradPosWeight;
          c.tensors.out = weight_shaped ? a.half_3.get() : a.half_2x3.get();
        },
-       kInvalid, {"{out} has dtype FLOAT16"}},
+       kInvalid,
+       {"{out} has dtype FLOAT16"}},
       {"reduction_3", AllOps(), [](Arguments &, Op, Call &c) { c.reduction = 3; }, kInvalid, {"reduction 3"}},
-      {"reduction_minus_1", AllOps(), [](Arguments &, Op, Call &c) { c.reduction = -1; }, kInvalid,
-       {"reduction -1"}},
-      {"rank_9_self", AllOps(), [](Arguments &a, Op, Call &c) { c.tensors.self = a.rank9.get(); }, kInvalid,
+      {"reduction_minus_1", AllOps(), [](Arguments &, Op, Call &c) { c.reduction = -1; }, kInvalid, {"reduction -1"}},
+      {"rank_9_self",
+       AllOps(),
+       [](Arguments &a, Op, Call &c) { c.tensors.self = a.rank9.get(); },
+       kInvalid,
        {"self", "9 dims"}},
-      {"target_shape_differs", AllOps(), [](Arguments &a, Op, Call &c) { c.tensors.target = a.f32_2x1x3.get(); },
-       kInvalid, {"[2,3]", "[2,1,3]"}},
-      {"weight_enlarges_self", Only(Op::kForward),
-       [](Arguments &a, Op, Call &c) { c.tensors.weight = a.f32_1x2x3.get(); }, kInvalid,
+      {"target_shape_differs",
+       AllOps(),
+       [](Arguments &a, Op, Call &c) { c.tensors.target = a.f32_2x1x3.get(); },
+       kInvalid,
+       {"[2,3]", "[2,1,3]"}},
+      {"weight_enlarges_self",
+       Only(Op::kForward),
+       [](Arguments &a, Op, Call &c) { c.tensors.weight = a.f32_1x2x3.get(); },
+       kInvalid,
        {"weightOptional", "[1,2,3]"}},
-      {"pos_weight_not_broadcastable", Only(Op::kForward),
-       [](Arguments &a, Op, Call &c) { c.tensors.pos_weight = a.f32_2.get(); }, kInvalid, {"posWeightOptional"}},
-      {"grad_output_not_broadcastable", Gradients(),
-       [](Arguments &a, Op, Call &c) { c.tensors.grad = a.f32_3x2.get(); }, kInvalid, {"gradOutput", "[3,2]"}},
-      {"out_shape_wrong", AllOps(),
+      {"pos_weight_not_broadcastable",
+       Only(Op::kForward),
+       [](Arguments &a, Op, Call &c) { c.tensors.pos_weight = a.f32_2.get(); },
+       kInvalid,
+       {"posWeightOptional"}},
+      {"grad_output_not_broadcastable",
+       Gradients(),
+       [](Arguments &a, Op, Call &c) { c.tensors.grad = a.f32_3x2.get(); },
+       kInvalid,
+       {"gradOutput", "[3,2]"}},
+      {"out_shape_wrong",
+       AllOps(),
        [](Arguments &a, Op op, Call &c) {
          c.reduction = 0;
          c.tensors.out = op == Op::kGradWeight || op == Op::kGradPosWeight ? a.f32_4.get() : a.f32_3x2.get();
        },
-       kInvalid, {"{out} has shape"}},
-      {"mean_out_not_scalar", Only(Op::kForward),
-       [](Arguments &a, Op, Call &c) { c.tensors.out = a.f32_2.get(); }, kInvalid, {"[] or [1]"}},
-      {"gradient_out_scalar_for_mean", Only(Op::kGradSelf),
-       [](Arguments &a, Op, Call &c) { c.tensors.out = a.out_scalar.get(); }, kInvalid, {"out has shape []"}},
+       kInvalid,
+       {"{out} has shape"}},
+      {"mean_out_not_scalar",
+       Only(Op::kForward),
+       [](Arguments &a, Op, Call &c) { c.tensors.out = a.f32_2.get(); },
+       kInvalid,
+       {"[] or [1]"}},
+      {"gradient_out_scalar_for_mean",
+       Only(Op::kGradSelf),
+       [](Arguments &a, Op, Call &c) { c.tensors.out = a.out_scalar.get(); },
+       kInvalid,
+       {"out has shape []"}},
       // Precedence: the earlier check wins.
-      {"null_self_before_bad_dtype", AllOps(),
+      {"null_self_before_bad_dtype",
+       AllOps(),
        [](Arguments &a, Op, Call &c) {
          c.tensors.self = nullptr;
          c.tensors.target = a.double_2x3.get();
        },
-       kNull, {"self is null"}},
-      {"null_workspace_size_before_bad_dtype", AllOps(),
+       kNull,
+       {"self is null"}},
+      {"null_workspace_size_before_bad_dtype",
+       AllOps(),
        [](Arguments &a, Op, Call &c) {
          c.null_workspace_size = true;
          c.tensors.self = a.double_2x3.get();
        },
-       kNull, {"workspaceSize"}},
-      {"dtype_before_reduction", AllOps(),
+       kNull,
+       {"workspaceSize"}},
+      {"dtype_before_reduction",
+       AllOps(),
        [](Arguments &a, Op, Call &c) {
          c.tensors.target = a.double_2x3.get();
          c.reduction = 7;
        },
-       kInvalid, {"target", "DOUBLE"}},
-      {"reduction_before_shape", AllOps(),
+       kInvalid,
+       {"target", "DOUBLE"}},
+      {"reduction_before_shape",
+       AllOps(),
        [](Arguments &a, Op, Call &c) {
          c.tensors.target = a.f32_2x1x3.get();
          c.reduction = 7;
        },
-       kInvalid, {"reduction 7"}},
+       kInvalid,
+       {"reduction 7"}},
   };
 }
 
@@ -168,9 +217,9 @@ void ExpectError(const ErrorCase &error, Op op) {
   error.break_call(arguments, op, call);
   uint64_t workspace_size = 123;
   aclOpExecutor *executor = reinterpret_cast<aclOpExecutor *>(&workspace_size);
-  const aclnnStatus status = test::PlanOp(op, call.tensors, call.reduction,
-                                          call.null_workspace_size ? nullptr : &workspace_size,
-                                          call.null_executor ? nullptr : &executor);
+  const aclnnStatus status =
+      test::PlanOp(op, call.tensors, call.reduction, call.null_workspace_size ? nullptr : &workspace_size,
+                   call.null_executor ? nullptr : &executor);
   const std::string message = aclGetRecentErrMsg();
   EXPECT_MSG(status == error.expected, "status " + std::to_string(status) + ", message: " + message);
   for (const std::string &word : error.words) {

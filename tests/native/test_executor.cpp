@@ -26,8 +26,8 @@ struct MultiBlockMean {
   MultiBlockMean() {
     self.Set(test::RandomValues(24000, -3, 3, 7));
     target.Set(test::RandomValues(24000, 0, 1, 8));
-    expected = test::Reference(test::RefProblem{{self.shape(), self.Values()}, {target.shape(), target.Values()},
-                                                {}, {}, {}, 1})
+    expected = test::Reference(
+                   test::RefProblem{{self.shape(), self.Values()}, {target.shape(), target.Values()}, {}, {}, {}, 1})
                    .loss[0];
   }
 
@@ -146,9 +146,9 @@ TEST_CASE(executor_plan_outlives_the_tensor_handles) {
   aclTensor *result = aclCreateTensor(one, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, one, 1, &out);
   uint64_t workspace_size = 0;
   aclOpExecutor *executor = nullptr;
-  EXPECT_EQ(test::PlanOp(Op::kForward, {nullptr, self, target, nullptr, nullptr, result}, 2, &workspace_size,
-                         &executor),
-            ACLNN_SUCCESS);
+  EXPECT_EQ(
+      test::PlanOp(Op::kForward, {nullptr, self, target, nullptr, nullptr, result}, 2, &workspace_size, &executor),
+      ACLNN_SUCCESS);
   aclDestroyTensor(self);
   aclDestroyTensor(target);
   aclDestroyTensor(result);
@@ -165,11 +165,11 @@ TEST_CASE(executor_workspace_sizes_follow_the_plan) {
     uint64_t bytes;
   };
   const Expected cases[] = {
-      {Op::kForward, {100000}, {1}, 0, 0},                         // elementwise: no workspace
-      {Op::kForward, {100}, {1}, 1, 0},                            // one block: no partials to keep
-      {Op::kForward, {100000}, {1}, 2, 13 * sizeof(double)},       // 13 blocks
+      {Op::kForward, {100000}, {1}, 0, 0},                               // elementwise: no workspace
+      {Op::kForward, {100}, {1}, 1, 0},                                  // one block: no partials to keep
+      {Op::kForward, {100000}, {1}, 2, 13 * sizeof(double)},             // 13 blocks
       {Op::kGradWeight, {4, 30000}, {4, 1}, 1, 4 * 4 * sizeof(double)},  // 4 outputs x 4 blocks
-      {Op::kGradWeight, {4, 30000}, {30000}, 1, 0},                // 4 contributions per output
+      {Op::kGradWeight, {4, 30000}, {30000}, 1, 0},                      // 4 contributions per output
       {Op::kGradSelf, {4, 30000}, {1}, 1, 0},
   };
   for (const Expected &c : cases) {
@@ -181,8 +181,7 @@ TEST_CASE(executor_workspace_sizes_follow_the_plan) {
     auto out = test::MakeOutput(c.op, scenario);
     uint64_t workspace_size = 1;
     aclOpExecutor *executor = nullptr;
-    EXPECT_EQ(test::PlanOp(c.op, inputs.Tensors(out->get()), c.reduction, &workspace_size, &executor),
-              ACLNN_SUCCESS);
+    EXPECT_EQ(test::PlanOp(c.op, inputs.Tensors(out->get()), c.reduction, &workspace_size, &executor), ACLNN_SUCCESS);
     EXPECT_MSG(workspace_size == c.bytes, std::string(test::OpName(c.op)) + " planned " +
                                               std::to_string(workspace_size) + " bytes, expected " +
                                               std::to_string(c.bytes));

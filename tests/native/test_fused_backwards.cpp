@@ -75,54 +75,51 @@ std::vector<Scenario> AllBackwardScenarios() {
   std::vector<Scenario> scenarios;
   for (int64_t reduction : {0, 1, 2}) {
     // a 0-d self; weights that do and do not sum per class; long rows; a scalar pos_weight
-    scenarios.push_back({Shape{}, std::nullopt, std::nullopt, std::nullopt, reduction, {},
-                         test::Layout::kContiguous});
-    scenarios.push_back({Shape{37, 29}, Shape{29}, Shape{37, 1}, std::nullopt, reduction, kMixed,
-                         test::Layout::kPadded});
-    scenarios.push_back({Shape{5, 7, 3}, Shape{7, 1}, std::nullopt, std::nullopt, reduction, kBFloat16,
-                         test::Layout::kColumnMajor});
-    scenarios.push_back({Shape{3, 50021}, Shape{3, 1}, Shape{50021}, std::nullopt, reduction, kHalf,
-                         test::Layout::kContiguous});
-    scenarios.push_back({Shape{140001}, Shape{140001}, Shape{1}, std::nullopt, reduction, {},
-                         test::Layout::kContiguous});
-    scenarios.push_back({Shape{16400, 7}, Shape{7}, Shape{1, 7}, std::nullopt, reduction, {},
-                         test::Layout::kContiguous});
-    scenarios.push_back({Shape{8200, 9}, std::nullopt, Shape{9}, std::nullopt, reduction, kHalf,
-                         test::Layout::kContiguous});
-    scenarios.push_back({Shape{8200, 9}, Shape{9}, std::nullopt, std::nullopt, reduction, kMixed,
-                         test::Layout::kPadded});
-    scenarios.push_back({Shape{37, 29}, Shape{29}, Shape{29}, std::nullopt, reduction, kBFloat16,
-                         test::Layout::kColumnMajor});
-    scenarios.push_back({Shape{132, 1000}, Shape{1000}, Shape{1, 1000}, std::nullopt, reduction, {},
-                         test::Layout::kContiguous});
-    scenarios.push_back({Shape{2, 50, 700}, Shape{700}, std::nullopt, std::nullopt, reduction, kHalf,
-                         test::Layout::kContiguous});
-    scenarios.push_back({Shape{66, 1000}, std::nullopt, Shape{1000}, std::nullopt, reduction, kBFloat16,
-                         test::Layout::kPadded});
+    scenarios.push_back({Shape{}, std::nullopt, std::nullopt, std::nullopt, reduction, {}, test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{37, 29}, Shape{29}, Shape{37, 1}, std::nullopt, reduction, kMixed, test::Layout::kPadded});
+    scenarios.push_back(
+        {Shape{5, 7, 3}, Shape{7, 1}, std::nullopt, std::nullopt, reduction, kBFloat16, test::Layout::kColumnMajor});
+    scenarios.push_back(
+        {Shape{3, 50021}, Shape{3, 1}, Shape{50021}, std::nullopt, reduction, kHalf, test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{140001}, Shape{140001}, Shape{1}, std::nullopt, reduction, {}, test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{16400, 7}, Shape{7}, Shape{1, 7}, std::nullopt, reduction, {}, test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{8200, 9}, std::nullopt, Shape{9}, std::nullopt, reduction, kHalf, test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{8200, 9}, Shape{9}, std::nullopt, std::nullopt, reduction, kMixed, test::Layout::kPadded});
+    scenarios.push_back(
+        {Shape{37, 29}, Shape{29}, Shape{29}, std::nullopt, reduction, kBFloat16, test::Layout::kColumnMajor});
+    scenarios.push_back(
+        {Shape{132, 1000}, Shape{1000}, Shape{1, 1000}, std::nullopt, reduction, {}, test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{2, 50, 700}, Shape{700}, std::nullopt, std::nullopt, reduction, kHalf, test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{66, 1000}, std::nullopt, Shape{1000}, std::nullopt, reduction, kBFloat16, test::Layout::kPadded});
     // weight per class joins; pos_weight per (channel, class) has other columns and a pass of its own
-    scenarios.push_back({Shape{700, 4, 9}, Shape{9}, Shape{4, 9}, std::nullopt, reduction, {},
-                         test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{700, 4, 9}, Shape{9}, Shape{4, 9}, std::nullopt, reduction, {}, test::Layout::kContiguous});
     // a scalar weight and a full-shape pos_weight: neither sums row by row; dp joins the pass as an output
-    scenarios.push_back({Shape{30, 23}, Shape{}, Shape{30, 23}, std::nullopt, reduction, kMixed,
-                         test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{30, 23}, Shape{}, Shape{30, 23}, std::nullopt, reduction, kMixed, test::Layout::kContiguous});
     // full-shape weights (masks) as outputs of the pass: both (four outputs) on the threads in float16, which then
     // stages the outputs as float32; one in place in float32; through strided views; a weight without self's
     // leading 1
-    scenarios.push_back({Shape{300, 257}, Shape{300, 257}, Shape{300, 257}, std::nullopt, reduction, kHalf,
-                         test::Layout::kContiguous});
-    scenarios.push_back({Shape{140001}, Shape{140001}, std::nullopt, std::nullopt, reduction, {},
-                         test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{300, 257}, Shape{300, 257}, Shape{300, 257}, std::nullopt, reduction, kHalf, test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{140001}, Shape{140001}, std::nullopt, std::nullopt, reduction, {}, test::Layout::kContiguous});
     scenarios.push_back({Shape{41, 3, 19}, Shape{41, 3, 19}, Shape{41, 3, 19}, std::nullopt, reduction, kBFloat16,
                          test::Layout::kColumnMajor});
-    scenarios.push_back({Shape{1, 37, 29}, Shape{37, 29}, std::nullopt, std::nullopt, reduction, kMixed,
-                         test::Layout::kPadded});
+    scenarios.push_back(
+        {Shape{1, 37, 29}, Shape{37, 29}, std::nullopt, std::nullopt, reduction, kMixed, test::Layout::kPadded});
   }
   return scenarios;
 }
 
-TEST_CASE(all_backward_equals_the_single_gradients_bitwise) {
-  ExpectAllBackwardEqualsSeparate(AllBackwardScenarios());
-}
+TEST_CASE(all_backward_equals_the_single_gradients_bitwise) { ExpectAllBackwardEqualsSeparate(AllBackwardScenarios()); }
 
 TEST_CASE(all_backward_of_an_empty_self_writes_only_the_weight_gradients_zeros) {
   const Scenario scenario{Shape{0, 3}, Shape{3}, Shape{1}, std::nullopt, 1, {}, test::Layout::kContiguous};
@@ -165,8 +162,8 @@ TEST_CASE(all_backward_checks_its_other_outputs) {
   auto half_3 = test::MakeTensor(Shape{3}, ACL_FLOAT16, test::Layout::kContiguous);
   auto float_1x3 = test::MakeTensor(Shape{1, 3}, ACL_FLOAT, test::Layout::kContiguous);
   ExpectOutputErrors({
-      {"all: null gradTarget", [&] { return RunAll(t, {nullptr, dw->get(), nullptr}, 0); },
-       ACLNN_ERR_PARAM_NULLPTR, "gradTarget is null"},
+      {"all: null gradTarget", [&] { return RunAll(t, {nullptr, dw->get(), nullptr}, 0); }, ACLNN_ERR_PARAM_NULLPTR,
+       "gradTarget is null"},
       {"all: weight without its gradient", [&] { return RunAll(t, {dy->get(), nullptr, nullptr}, 0); },
        ACLNN_ERR_PARAM_NULLPTR, "gradWeightOptional is null"},
       {"all: a gradient without its input", [&] { return RunAll(t, {dy->get(), dw->get(), dw->get()}, 0); },
@@ -188,9 +185,9 @@ TEST_CASE(all_backward_rejects_an_executor_of_another_operation) {
   EXPECT_EQ(aclnnBinaryCrossEntropyWithLogitsAllBackward(nullptr, workspace_size, executor, nullptr),
             ACLNN_ERR_PARAM_INVALID);
   const std::string message = aclGetRecentErrMsg();
-  EXPECT_MSG(message.find("was planned by aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize") !=
-                 std::string::npos,
-             "message: " + message);
+  EXPECT_MSG(
+      message.find("was planned by aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize") != std::string::npos,
+      "message: " + message);
 }
 
 }  // namespace

@@ -80,9 +80,9 @@ void ExpectGradientMatchesFiniteDifferences(Op op, int64_t reduction) {
 bool RegisterFiniteDifferenceTests() {
   for (Op op : {Op::kGradSelf, Op::kGradTarget, Op::kGradWeight, Op::kGradPosWeight}) {
     for (int64_t reduction : {0, 1, 2}) {
-      test::RegisterTest(std::string("finite_differences ") + test::OpName(op) + " reduction " +
-                             std::to_string(reduction),
-                         [op, reduction] { ExpectGradientMatchesFiniteDifferences(op, reduction); });
+      test::RegisterTest(
+          std::string("finite_differences ") + test::OpName(op) + " reduction " + std::to_string(reduction),
+          [op, reduction] { ExpectGradientMatchesFiniteDifferences(op, reduction); });
     }
   }
   return true;

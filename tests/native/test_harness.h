@@ -15,8 +15,7 @@ bool RegisterTest(const std::string &name, std::function<void()> body);
 void RecordFailure(const char *file, int line, const std::string &message);
 
 template <typename Actual, typename Expected>
-void ExpectEqual(const Actual &actual, const Expected &expected, const char *actual_text, const char *file,
-                 int line) {
+void ExpectEqual(const Actual &actual, const Expected &expected, const char *actual_text, const char *file, int line) {
   if (!(actual == expected)) {
     std::ostringstream message;
     message << actual_text << " is " << actual << ", expected " << expected;
@@ -29,25 +28,25 @@ void ExpectEqual(const Actual &actual, const Expected &expected, const char *act
 #define TEST_CASE_CONCAT_INNER(a, b) a##b
 #define TEST_CASE_CONCAT(a, b) TEST_CASE_CONCAT_INNER(a, b)
 
-#define TEST_CASE(name)                                                               \
-  static void name();                                                                 \
+#define TEST_CASE(name)                                                                    \
+  static void name();                                                                      \
   static const bool TEST_CASE_CONCAT(name, _registered) = test::RegisterTest(#name, name); \
   static void name()
 
-#define EXPECT_TRUE(condition)                                         \
-  do {                                                                 \
-    if (!(condition)) {                                                \
+#define EXPECT_TRUE(condition)                                          \
+  do {                                                                  \
+    if (!(condition)) {                                                 \
       test::RecordFailure(__FILE__, __LINE__, "expected: " #condition); \
-    }                                                                  \
+    }                                                                   \
   } while (0)
 
 #define EXPECT_EQ(actual, expected) test::ExpectEqual((actual), (expected), #actual, __FILE__, __LINE__)
 
-#define EXPECT_MSG(condition, message)                          \
-  do {                                                          \
-    if (!(condition)) {                                         \
-      test::RecordFailure(__FILE__, __LINE__, (message));       \
-    }                                                           \
+#define EXPECT_MSG(condition, message)                    \
+  do {                                                    \
+    if (!(condition)) {                                   \
+      test::RecordFailure(__FILE__, __LINE__, (message)); \
+    }                                                     \
   } while (0)
 
 #endif  // MS_BCEWL_TESTS_NATIVE_TEST_HARNESS_H_

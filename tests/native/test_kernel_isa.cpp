@@ -8,8 +8,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <future>
 #include <limits>
@@ -126,7 +126,7 @@ double Log1p(double e) { return std::log1p(e); }
 // a million floats each (every 1021st float; the bounds were measured over every float), and special arguments.
 // (The scalar kernels' are glibc's, not subject to these bounds.)
 TEST_CASE(kernel_exp_and_log1p_stay_within_their_documented_ulp_bounds) {
-  const std::vector<float> exp_arguments = FloatSweep(0x80000000u, 0xC2D20000u, 1021);  // -0 .. -105
+  const std::vector<float> exp_arguments = FloatSweep(0x80000000u, 0xC2D20000u, 1021);    // -0 .. -105
   const std::vector<float> log1p_arguments = FloatSweep(0x00000000u, 0x3F800000u, 1021);  // 0 .. 1
   for (Isa isa : AvailableIsas()) {
     if (isa == Isa::kScalar) {
@@ -134,15 +134,22 @@ TEST_CASE(kernel_exp_and_log1p_stay_within_their_documented_ulp_bounds) {
     }
     const UlpReport exp_report = MeasureUlps(isa, Hooks().exp, Exp, exp_arguments);
     EXPECT_MSG(exp_report.worst <= ms_bcewl::kernel::kVectorExpMaxUlps,
-               std::string(IsaName(isa)) + " exp: " + test::NumberText(exp_report.worst) + " ulp at t = " +
-                   test::NumberText(exp_report.at));
+               std::string(IsaName(isa)) + " exp: " + test::NumberText(exp_report.worst) +
+                   " ulp at t = " + test::NumberText(exp_report.at));
     const UlpReport log1p_report = MeasureUlps(isa, Hooks().log1p, Log1p, log1p_arguments);
     EXPECT_MSG(log1p_report.worst <= ms_bcewl::kernel::kVectorLog1pMaxUlps,
-               std::string(IsaName(isa)) + " log1p: " + test::NumberText(log1p_report.worst) + " ulp at e = " +
-                   test::NumberText(log1p_report.at));
+               std::string(IsaName(isa)) + " log1p: " + test::NumberText(log1p_report.worst) +
+                   " ulp at e = " + test::NumberText(log1p_report.at));
 
-    const float specials[] = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
-                              -0.0f, 0.0f, -1e4f, -104.0f, -103.5f, -87.5f, -1e-40f};
+    const float specials[] = {-std::numeric_limits<float>::infinity(),
+                              std::numeric_limits<float>::quiet_NaN(),
+                              -0.0f,
+                              0.0f,
+                              -1e4f,
+                              -104.0f,
+                              -103.5f,
+                              -87.5f,
+                              -1e-40f};
     float exp_out[9] = {};
     float log1p_in[3] = {std::numeric_limits<float>::quiet_NaN(), 0.0f, 1e-40f};
     float log1p_out[3] = {};
@@ -257,8 +264,12 @@ Shape OutputShape(const Call &call) {
 class Prepared {
  public:
   explicit Prepared(const Call &call)
-      : call_(call), x_(Tensor(call.x)), y_(Tensor(call.y)), g_(Tensor(call.g)),
-        w_(call.w ? Tensor(*call.w) : nullptr), p_(call.p ? Tensor(*call.p) : nullptr) {}
+      : call_(call),
+        x_(Tensor(call.x)),
+        y_(Tensor(call.y)),
+        g_(Tensor(call.g)),
+        w_(call.w ? Tensor(*call.w) : nullptr),
+        p_(call.p ? Tensor(*call.p) : nullptr) {}
 
   Result Run(Isa isa, int threads = 0) const {
     KernelSettings settings(isa, threads);
@@ -270,8 +281,8 @@ class Prepared {
     const Shape out_shape = OutputShape(call_);
     test::HostTensor out(out_shape, call_.dtype, test::ContiguousStrides(out_shape), call_.offset);
     out.FillStorage(test::kSentinel);
-    const test::OpTensors tensors{g_->get(), x_->get(), y_->get(), w_ ? w_->get() : nullptr,
-                                  p_ ? p_->get() : nullptr, out.get()};
+    const test::OpTensors tensors{g_->get(), x_->get(), y_->get(), w_ ? w_->get() : nullptr, p_ ? p_->get() : nullptr,
+                                  out.get()};
     Result result;
     const aclnnStatus status = test::RunOp(call_.op, tensors, call_.reduction);
     if (status != ACLNN_SUCCESS) {
@@ -361,9 +372,7 @@ std::vector<double> TermSizes(const Call &call, const test::RefProblem &problem)
   return sizes;
 }
 
-bool SameClass(double a, double b) {
-  return std::isnan(a) ? std::isnan(b) : std::isinf(a) ? a == b : std::isfinite(b);
-}
+bool SameClass(double a, double b) { return std::isnan(a) ? std::isnan(b) : std::isinf(a) ? a == b : std::isfinite(b); }
 
 // Compares the result of `isa` with the scalar one: the same NaN / infinity pattern, finite values within 8 units
 // of 2^-24 of the term sizes (exactly equal where a term is infinite: exp and log1p are then exact in both) plus
@@ -397,8 +406,8 @@ void ExpectMatches(const Call &call, Isa isa, const Result &simd, const Result &
     }
     if (!agree || !accurate) {
       EXPECT_MSG(false, what + " element " + std::to_string(i) + ": " + IsaName(isa) + " " + test::NumberText(a) +
-                            ", scalar " + test::NumberText(b) + ", float64 reference " +
-                            test::NumberText(expected[i]) + " (term size " + test::NumberText(sizes[i]) + ")");
+                            ", scalar " + test::NumberText(b) + ", float64 reference " + test::NumberText(expected[i]) +
+                            " (term size " + test::NumberText(sizes[i]) + ")");
       return;  // one report per call is enough
     }
   }
@@ -417,8 +426,8 @@ std::vector<double> Values(int64_t count, double low, double high, uint64_t seed
   return values;
 }
 
-const std::vector<double> kExtremeLogits = {1e4, -1e4, 88, -88, 20, -20, 0.0, -0.0, 1e-40, -1e-40, 103.5, -103.5,
-                                            kInf, -kInf, kNaN};
+const std::vector<double> kExtremeLogits = {1e4,   -1e4,   88,    -88,    20,   -20,   0.0, -0.0,
+                                            1e-40, -1e-40, 103.5, -103.5, kInf, -kInf, kNaN};
 
 Call MakeCall(Op op, int64_t reduction, const Shape &shape, bool extremes, uint64_t seed, double logits = 30) {
   const int64_t numel = test::NumelOf(shape);
@@ -512,8 +521,8 @@ TEST_CASE(kernel_weights_of_one_give_the_bits_of_full_shape_ones) {
       const Call random = MakeCall(op, reduction, shape, true, 41 + static_cast<uint64_t>(op));
       for (bool unit_weight : {false, true}) {
         for (bool unit_pos_weight : {false, true}) {
-          const bool has_its_gradient = (op == Op::kGradWeight && unit_weight) ||
-                                        (op == Op::kGradPosWeight && unit_pos_weight);
+          const bool has_its_gradient =
+              (op == Op::kGradWeight && unit_weight) || (op == Op::kGradPosWeight && unit_pos_weight);
           if ((!unit_weight && !unit_pos_weight) || has_its_gradient) {
             continue;
           }
@@ -570,8 +579,7 @@ const Pattern kPatterns[] = {
 
 Call PatternCall(const Pattern &pattern, Op op, int64_t reduction, uint64_t seed) {
   Call call = MakeCall(op, reduction, pattern.shape, false, seed);
-  auto operand = [](const std::optional<Shape> &shape, double low, double high,
-                    uint64_t s) -> std::optional<RefArray> {
+  auto operand = [](const std::optional<Shape> &shape, double low, double high, uint64_t s) -> std::optional<RefArray> {
     if (!shape) {
       return std::nullopt;
     }
@@ -670,10 +678,10 @@ TEST_CASE(kernel_results_are_bitwise_equal_for_1_2_and_4_threads) {
   const Pattern per_class = {"per-class", {3, 50021}, Shape{3, 1}, Shape{3, 1}};
   const Pattern per_row = {"per-row", {20011, 7}, Shape{7}, Shape{7}};
   const ThreadCase cases[] = {
-      {full, Op::kForward, 0},          {full, Op::kForward, 1},          {full, Op::kForward, 2},
-      {full, Op::kGradSelf, 0},         {full, Op::kGradTarget, 1},       {full, Op::kGradWeight, 0},
-      {full, Op::kGradPosWeight, 2},    {per_class, Op::kGradWeight, 1},  {per_class, Op::kGradPosWeight, 0},
-      {per_row, Op::kGradWeight, 2},    {per_row, Op::kGradPosWeight, 1}, {per_row, Op::kForward, 1},
+      {full, Op::kForward, 0},       {full, Op::kForward, 1},          {full, Op::kForward, 2},
+      {full, Op::kGradSelf, 0},      {full, Op::kGradTarget, 1},       {full, Op::kGradWeight, 0},
+      {full, Op::kGradPosWeight, 2}, {per_class, Op::kGradWeight, 1},  {per_class, Op::kGradPosWeight, 0},
+      {per_row, Op::kGradWeight, 2}, {per_row, Op::kGradPosWeight, 1}, {per_row, Op::kForward, 1},
   };
   for (Isa isa : AvailableIsas()) {
     for (const ThreadCase &c : cases) {
@@ -717,8 +725,8 @@ TEST_CASE(row_by_row_reductions_equal_the_general_path_bitwise) {
             const Result general = prepared.Run(isa, threads);
             Hooks().set_row_reductions(true);
             EXPECT_MSG(row_by_row.error.empty() && general.error.empty() && row_by_row.bytes == general.bytes,
-                       std::string(IsaName(isa)) + " " + Name(call, std::string(" ") + threaded.pattern.name) +
-                           ", " + std::to_string(threads) + " threads: row by row differs from the general path " +
+                       std::string(IsaName(isa)) + " " + Name(call, std::string(" ") + threaded.pattern.name) + ", " +
+                           std::to_string(threads) + " threads: row by row differs from the general path " +
                            row_by_row.error + general.error);
           }
         }
@@ -819,9 +827,9 @@ TEST_CASE(kernel_workers_keep_off_the_callers_cpu) {
     EXPECT_EQ(sched_setaffinity(0, sizeof(allowed), &allowed), 0);
     cpu_set_t expected = allowed;
     CPU_CLR(caller_cpu, &expected);
-    EXPECT_MSG(result.error.empty() && AThreadGetsTheMask(expected),
-               "no thread is kept off CPU " + std::to_string(caller_cpu) + " after a loop called from it " +
-                   result.error);
+    EXPECT_MSG(
+        result.error.empty() && AThreadGetsTheMask(expected),
+        "no thread is kept off CPU " + std::to_string(caller_cpu) + " after a loop called from it " + result.error);
   }
 }
 

@@ -65,8 +65,8 @@ void ExpectEqualsForwardAndGradientsOfOne(const std::vector<Scenario> &scenarios
   const auto set_grad_output_to_one = [](test::ScenarioInputs *inputs) {
     inputs->g->Set(std::vector<double>(static_cast<size_t>(inputs->g->numel()), 1.0));
   };
-  const auto loss_and_all = [](const Scenario &scenario, const test::ScenarioInputs &inputs,
-                               const std::vector<Op> &ops, const std::vector<std::unique_ptr<HostTensor>> &outputs) {
+  const auto loss_and_all = [](const Scenario &scenario, const test::ScenarioInputs &inputs, const std::vector<Op> &ops,
+                               const std::vector<std::unique_ptr<HostTensor>> &outputs) {
     return RunLossAndAll(inputs.Tensors(nullptr), OutputsOf(ops, outputs), scenario.reduction);
   };
   test::ExpectOneCallEqualsSingleOperations(scenarios, OpsOf, set_grad_output_to_one, loss_and_all,
@@ -87,30 +87,30 @@ std::vector<Scenario> Scenarios() {
   std::vector<Scenario> scenarios;
   for (int64_t reduction : {0, 1, 2}) {
     scenarios.push_back({Shape{}, std::nullopt, std::nullopt, std::nullopt, reduction, {}, test::Layout::kContiguous});
-    scenarios.push_back({Shape{37, 29}, Shape{29}, Shape{37, 1}, std::nullopt, reduction, kMixed,
-                         test::Layout::kPadded});
-    scenarios.push_back({Shape{5, 7, 3}, Shape{7, 1}, std::nullopt, std::nullopt, reduction, kBFloat16,
-                         test::Layout::kColumnMajor});
-    scenarios.push_back({Shape{1000, 33}, std::nullopt, std::nullopt, std::nullopt, reduction, kBFloat16,
-                         test::Layout::kPadded});
-    scenarios.push_back({Shape{20000, 9}, std::nullopt, std::nullopt, std::nullopt, reduction, kHalf,
-                         test::Layout::kContiguous});
-    scenarios.push_back({Shape{300, 257}, std::nullopt, std::nullopt, std::nullopt, reduction, {},
-                         test::Layout::kContiguous});
-    scenarios.push_back({Shape{3, 50021}, Shape{3, 1}, Shape{50021}, std::nullopt, reduction, kHalf,
-                         test::Layout::kContiguous});
-    scenarios.push_back({Shape{140001}, Shape{140001}, std::nullopt, std::nullopt, reduction, {},
-                         test::Layout::kContiguous});
-    scenarios.push_back({Shape{16400, 6}, Shape{6}, Shape{1, 6}, std::nullopt, reduction, {},
-                         test::Layout::kContiguous});
-    scenarios.push_back({Shape{2, 11000, 3}, std::nullopt, Shape{3}, std::nullopt, reduction, kBFloat16,
-                         test::Layout::kContiguous});
-    scenarios.push_back({Shape{16400, 4}, Shape{4}, Shape{16400, 4}, std::nullopt, reduction, kHalf,
-                         test::Layout::kPadded});
-    scenarios.push_back({Shape{300, 257}, std::nullopt, Shape{300, 257}, std::nullopt, reduction, kMixed,
-                         test::Layout::kContiguous});
-    scenarios.push_back({Shape{132, 1000}, Shape{1000}, Shape{1, 1000}, std::nullopt, reduction, kHalf,
-                         test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{37, 29}, Shape{29}, Shape{37, 1}, std::nullopt, reduction, kMixed, test::Layout::kPadded});
+    scenarios.push_back(
+        {Shape{5, 7, 3}, Shape{7, 1}, std::nullopt, std::nullopt, reduction, kBFloat16, test::Layout::kColumnMajor});
+    scenarios.push_back(
+        {Shape{1000, 33}, std::nullopt, std::nullopt, std::nullopt, reduction, kBFloat16, test::Layout::kPadded});
+    scenarios.push_back(
+        {Shape{20000, 9}, std::nullopt, std::nullopt, std::nullopt, reduction, kHalf, test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{300, 257}, std::nullopt, std::nullopt, std::nullopt, reduction, {}, test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{3, 50021}, Shape{3, 1}, Shape{50021}, std::nullopt, reduction, kHalf, test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{140001}, Shape{140001}, std::nullopt, std::nullopt, reduction, {}, test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{16400, 6}, Shape{6}, Shape{1, 6}, std::nullopt, reduction, {}, test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{2, 11000, 3}, std::nullopt, Shape{3}, std::nullopt, reduction, kBFloat16, test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{16400, 4}, Shape{4}, Shape{16400, 4}, std::nullopt, reduction, kHalf, test::Layout::kPadded});
+    scenarios.push_back(
+        {Shape{300, 257}, std::nullopt, Shape{300, 257}, std::nullopt, reduction, kMixed, test::Layout::kContiguous});
+    scenarios.push_back(
+        {Shape{132, 1000}, Shape{1000}, Shape{1, 1000}, std::nullopt, reduction, kHalf, test::Layout::kContiguous});
   }
   return scenarios;
 }
@@ -168,14 +168,14 @@ TEST_CASE(loss_and_all_gradients_check_their_outputs) {
        "out has shape [2] but reduction mean needs shape [] or [1]"},
       {"out dtype", [&] { return RunLossAndAll(t, with(0, half_scalar->get()), 2); }, ACLNN_ERR_PARAM_INVALID,
        "out has dtype FLOAT16 but must have the dtype of target"},
-      {"none into a reduced out", [&] { return RunLossAndAll(t, with(0, out[0]->get()), 0); },
-       ACLNN_ERR_PARAM_INVALID, "out has shape [] but must have the shape of target, [4,3]"},
+      {"none into a reduced out", [&] { return RunLossAndAll(t, with(0, out[0]->get()), 0); }, ACLNN_ERR_PARAM_INVALID,
+       "out has shape [] but must have the shape of target, [4,3]"},
       {"null gradSelf", [&] { return RunLossAndAll(t, with(1, nullptr), 1); }, ACLNN_ERR_PARAM_NULLPTR,
        "gradSelf is null"},
       {"gradTarget shape", [&] { return RunLossAndAll(t, with(2, float_3x4->get()), 1); }, ACLNN_ERR_PARAM_INVALID,
        "gradTarget has shape [3,4] but must have the shape of target"},
-      {"weight without its gradient", [&] { return RunLossAndAll(t, with(3, nullptr), 1); },
-       ACLNN_ERR_PARAM_NULLPTR, "gradWeightOptional is null"},
+      {"weight without its gradient", [&] { return RunLossAndAll(t, with(3, nullptr), 1); }, ACLNN_ERR_PARAM_NULLPTR,
+       "gradWeightOptional is null"},
       {"a gradient without its input", [&] { return RunLossAndAll(t, with(4, out[3]->get()), 1); },
        ACLNN_ERR_PARAM_INVALID, "gradPosWeightOptional is given but posWeightOptional is null"},
       {"reduction 3", [&] { return RunLossAndAll(t, with(0, out[0]->get()), 3); }, ACLNN_ERR_PARAM_INVALID,

@@ -43,14 +43,14 @@ struct InfiniteLogitCase {
 TEST_CASE(infinite_logits_give_the_limits_where_they_exist) {
   const InfiniteLogitCase cases[] = {
       // x, y, w, p, g         loss, dx, dy, dw, dp
-      {kInf, 1.0, 1.0, 2.0, 1.0, 0.0, 0.0, -kInf, 0.0, 0.0},          // y = 1: loss -> 0
-      {-kInf, 0.0, 1.0, 2.0, 1.0, 0.0, 0.0, kInf, 0.0, 0.0},          // y = 0: loss -> 0
-      {kInf, 0.25, 0.5, 2.0, 1.0, kInf, 0.375, -kInf, kInf, 0.0},     // dx = w*(1 - y)*g
-      {-kInf, 0.25, 0.5, 2.0, 1.0, kInf, -0.25, kInf, kInf, kInf},    // dx = -w*p*y*g
-      {-kInf, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, kInf},          // p = 0 annihilates
-      {kInf, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, kInf, 0.0},           // w = 0 annihilates
-      {kInf, 1.5, 1.0, 1.0, 1.0, -kInf, -0.5, -kInf, -kInf, 0.0},     // y > 1: loss -> -inf
-      {kInf, 0.5, 1.0, 1.0, 0.0, kInf, 0.0, 0.0, 0.0, 0.0},           // g = 0 annihilates (not in the loss)
+      {kInf, 1.0, 1.0, 2.0, 1.0, 0.0, 0.0, -kInf, 0.0, 0.0},        // y = 1: loss -> 0
+      {-kInf, 0.0, 1.0, 2.0, 1.0, 0.0, 0.0, kInf, 0.0, 0.0},        // y = 0: loss -> 0
+      {kInf, 0.25, 0.5, 2.0, 1.0, kInf, 0.375, -kInf, kInf, 0.0},   // dx = w*(1 - y)*g
+      {-kInf, 0.25, 0.5, 2.0, 1.0, kInf, -0.25, kInf, kInf, kInf},  // dx = -w*p*y*g
+      {-kInf, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, kInf},        // p = 0 annihilates
+      {kInf, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, kInf, 0.0},         // w = 0 annihilates
+      {kInf, 1.5, 1.0, 1.0, 1.0, -kInf, -0.5, -kInf, -kInf, 0.0},   // y > 1: loss -> -inf
+      {kInf, 0.5, 1.0, 1.0, 0.0, kInf, 0.0, 0.0, 0.0, 0.0},         // g = 0 annihilates (not in the loss)
   };
   for (const InfiniteLogitCase &c : cases) {
     const Float32Inputs inputs = OneElement(c.x, c.y, c.w, c.p, c.g);

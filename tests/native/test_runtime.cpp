@@ -80,8 +80,7 @@ TEST_CASE(runtime_memcpy_round_trip_and_argument_checks) {
   EXPECT_EQ(aclrtMemcpy(back.data(), bytes, second, bytes, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
   EXPECT_TRUE(back == host);
   // An interior part of an allocation is device memory too.
-  EXPECT_EQ(aclrtMemcpy(back.data(), 4, static_cast<char *>(device) + 12, 4, ACL_MEMCPY_DEVICE_TO_HOST),
-            ACL_SUCCESS);
+  EXPECT_EQ(aclrtMemcpy(back.data(), 4, static_cast<char *>(device) + 12, 4, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
   EXPECT_EQ(back[0], 4.0f);
 
   EXPECT_TRUE(aclrtMemcpy(device, 4, host.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS);

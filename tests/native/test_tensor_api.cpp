@@ -19,8 +19,7 @@ float storage[64];
 
 aclTensor *Create(std::vector<int64_t> dims, const int64_t *strides, int64_t offset, int64_t storage_elements) {
   const int64_t storage_dims[] = {storage_elements};
-  return aclCreateTensor(dims.data(), dims.size(), ACL_FLOAT, strides, offset, ACL_FORMAT_ND, storage_dims, 1,
-                         storage);
+  return aclCreateTensor(dims.data(), dims.size(), ACL_FLOAT, strides, offset, ACL_FORMAT_ND, storage_dims, 1, storage);
 }
 
 }  // namespace
@@ -29,8 +28,7 @@ TEST_CASE(tensor_accessors_return_what_was_created) {
   const int64_t dims[] = {2, 3};
   const int64_t strides[] = {1, 2};
   const int64_t storage_dims[] = {4, 2};
-  aclTensor *tensor =
-      aclCreateTensor(dims, 2, ACL_BF16, strides, 1, ACL_FORMAT_NCHW, storage_dims, 2, storage);
+  aclTensor *tensor = aclCreateTensor(dims, 2, ACL_BF16, strides, 1, ACL_FORMAT_NCHW, storage_dims, 2, storage);
   EXPECT_TRUE(tensor != nullptr);
   int64_t *values = nullptr;
   uint64_t count = 0;

@@ -28,8 +28,7 @@ ACLNN_API aclnnStatus aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorks
     aclOpExecutor **executor);
 
 ACLNN_API aclnnStatus aclnnBinaryCrossEntropyWithLogitsPosWeightBackward(void *workspace, uint64_t workspaceSize,
-                                                                         aclOpExecutor *executor,
-                                                                         aclrtStream stream);
+                                                                         aclOpExecutor *executor, aclrtStream stream);
 
 #ifdef __cplusplus
 }

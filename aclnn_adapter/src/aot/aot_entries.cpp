@@ -215,8 +215,7 @@ void CheckShapesAsPython(const Layout &layout, const AotCall &call) {
   const int input_rank = call.ndims[input];
   const int64_t *input_dims = call.shapes[input];
   const std::string input_shape = PythonTuple(input_dims, input_rank);
-  if (call.ndims[target] != input_rank ||
-      !std::equal(input_dims, input_dims + input_rank, call.shapes[target])) {
+  if (call.ndims[target] != input_rank || !std::equal(input_dims, input_dims + input_rank, call.shapes[target])) {
     FailAsPython("'input' and 'target' must have the same shape, but got input " + input_shape + " and target " +
                  PythonTuple(call.shapes[target], call.ndims[target]) + ".");
   }
@@ -245,9 +244,8 @@ void Launch(const Layout &layout, int64_t reduction, const AotCall &call) {
   TensorHandle weight_out = MakeOptionalTensor(call, all && layout.has_weight ? out_index + 2 : -1);
   TensorHandle pos_weight_out =
       MakeOptionalTensor(call, all && layout.has_pos_weight ? out_index + 2 + (layout.has_weight ? 1 : 0) : -1);
-  const PhaseOneArgs args{grad_output.get(), input.get(),      target.get(),     weight.get(),
-                          pos_weight.get(),  reduction,        out.get(),        target_out.get(),
-                          weight_out.get(),  pos_weight_out.get()};
+  const PhaseOneArgs args{grad_output.get(), input.get(), target.get(),     weight.get(),     pos_weight.get(),
+                          reduction,         out.get(),   target_out.get(), weight_out.get(), pos_weight_out.get()};
   uint64_t workspace_size = 0;
   aclOpExecutor *executor = nullptr;
   PhaseTwo run = nullptr;
@@ -287,30 +285,29 @@ std::vector<int64_t> InferShape(const Layout &layout, int64_t reduction, int *nd
 #define MS_BCEWL_STRING(token) #token
 #define MS_BCEWL_EXPANDED_STRING(tokens) MS_BCEWL_STRING(tokens)
 
-#define MS_BCEWL_AOT_INFER_SHAPE_library(operation, variant, reduction, layout, reduction_constant)         \
+#define MS_BCEWL_AOT_INFER_SHAPE_library(operation, variant, reduction, layout, reduction_constant)               \
   extern "C" MS_BCEWL_AOT_EXPORT std::vector<int64_t> ms_bcewl_##operation##_##variant##_##reduction##InferShape( \
-      int *ndims, int64_t **shapes, void *) {                                                                \
-    return InferShape(layout, reduction_constant, ndims, shapes);                                            \
+      int *ndims, int64_t **shapes, void *) {                                                                     \
+    return InferShape(layout, reduction_constant, ndims, shapes);                                                 \
   }
 #define MS_BCEWL_AOT_INFER_SHAPE_python(operation, variant, reduction, layout, reduction_constant)
 
 // One reduction of one registry row: the entry, and its InferShape where the row's shapes come from the library.
 #define MS_BCEWL_AOT_ENTRY(reduction, reduction_constant, code, operation, enumerator, variant, has_w, has_p, \
-                           shape_source)                                                                     \
-  extern "C" MS_BCEWL_AOT_EXPORT int MS_BCEWL_AOT_SYMBOL(operation, variant, reduction)(                    \
+                           shape_source)                                                                      \
+  extern "C" MS_BCEWL_AOT_EXPORT int MS_BCEWL_AOT_SYMBOL(operation, variant, reduction)(                      \
       int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *, void *) {         \
-    Launch(Layout{Operation::enumerator, has_w, has_p}, ms_bcewl::reduction_constant,                        \
-           AotCall{nparam, params, ndims, shapes, dtypes});                                                  \
-    return 0;                                                                                                \
-  }                                                                                                          \
-  MS_BCEWL_AOT_INFER_SHAPE_##shape_source(operation, variant, reduction,                                     \
-                                          (Layout{Operation::enumerator, has_w, has_p}),                     \
-                                          ms_bcewl::reduction_constant)
+    Launch(Layout{Operation::enumerator, has_w, has_p}, ms_bcewl::reduction_constant,                         \
+           AotCall{nparam, params, ndims, shapes, dtypes});                                                   \
+    return 0;                                                                                                 \
+  }                                                                                                           \
+  MS_BCEWL_AOT_INFER_SHAPE_##shape_source(operation, variant, reduction,                                      \
+                                          (Layout{Operation::enumerator, has_w, has_p}), ms_bcewl::reduction_constant)
 
 // The table line of one entry: symbol, operation, has_weight, has_pos_weight, reduction, aclnn code, shapes.
 #define MS_BCEWL_AOT_TABLE_LINE(reduction, reduction_constant, code, operation, enumerator, variant, has_w, has_p, \
-                                shape_source)                                                                     \
-  MS_BCEWL_EXPANDED_STRING(MS_BCEWL_AOT_SYMBOL(operation, variant, reduction))                                    \
+                                shape_source)                                                                      \
+  MS_BCEWL_EXPANDED_STRING(MS_BCEWL_AOT_SYMBOL(operation, variant, reduction))                                     \
   " " #operation " " #has_w " " #has_p " " #reduction " " #code " " #shape_source "\n"
 
 #define MS_BCEWL_AOT_ROW_ENTRIES(...) MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_AOT_ENTRY, __VA_ARGS__)

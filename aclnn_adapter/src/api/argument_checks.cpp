@@ -30,8 +30,8 @@ std::vector<NamedTensor> NamedTensors(const OpArguments &arguments) {
   named.push_back({"self", arguments.self, true, false});
   named.push_back({"target", arguments.target, true, false});
   named.push_back({weight_required ? "weight" : "weightOptional", arguments.weight, weight_required, true});
-  named.push_back({pos_weight_required ? "posWeight" : "posWeightOptional", arguments.pos_weight,
-                   pos_weight_required, true});
+  named.push_back(
+      {pos_weight_required ? "posWeight" : "posWeightOptional", arguments.pos_weight, pos_weight_required, true});
   for (const OutputRef &output : Outputs(arguments)) {
     named.push_back({output.name, output.tensor, true, false});
   }
@@ -119,16 +119,17 @@ aclnnStatus CheckDtypeValid(const OpArguments &arguments, const std::vector<Name
   const char *api = TraitsOf(arguments.kind).plan_api;
   for (const NamedTensor &entry : named) {
     if (entry.tensor != nullptr && !IsSupportedDtype(entry.tensor->dtype)) {
-      return Fail(api, ACLNN_ERR_PARAM_INVALID, Describe(entry) + " has an unsupported dtype; expected FLOAT, "
-                                                                  "FLOAT16 or BF16.");
+      return Fail(api, ACLNN_ERR_PARAM_INVALID,
+                  Describe(entry) +
+                      " has an unsupported dtype; expected FLOAT, "
+                      "FLOAT16 or BF16.");
     }
   }
   for (const OutputRef &output : Outputs(arguments)) {
     if (output.tensor->dtype != output.owner->dtype) {
       return Fail(api, ACLNN_ERR_PARAM_INVALID,
                   std::string(output.name) + " has dtype " + DtypeText(output.tensor->dtype) +
-                      " but must have the dtype of " + output.owner_name + ", " + DtypeText(output.owner->dtype) +
-                      ".");
+                      " but must have the dtype of " + output.owner_name + ", " + DtypeText(output.owner->dtype) + ".");
     }
   }
   return ACLNN_SUCCESS;
@@ -196,8 +197,8 @@ aclnnStatus CheckOutputShape(const OpArguments &arguments) {
     if (output.tensor->view_shape != output.owner->view_shape) {
       return Fail(api, ACLNN_ERR_PARAM_INVALID,
                   std::string(output.name) + " has shape " + ShapeText(output.tensor->view_shape) +
-                      " but must have the shape of " + output.owner_name + ", " +
-                      ShapeText(output.owner->view_shape) + ".");
+                      " but must have the shape of " + output.owner_name + ", " + ShapeText(output.owner->view_shape) +
+                      ".");
     }
   }
   return ACLNN_SUCCESS;
@@ -208,15 +209,15 @@ aclnnStatus CheckShape(const OpArguments &arguments, const std::vector<NamedTens
   for (const NamedTensor &entry : named) {
     if (entry.tensor != nullptr && entry.tensor->view_shape.size() > kMaxRank) {
       return Fail(api, ACLNN_ERR_PARAM_INVALID,
-                  Describe(entry) + " has " + std::to_string(entry.tensor->view_shape.size()) +
-                      " dims; at most " + std::to_string(kMaxRank) + " are supported.");
+                  Describe(entry) + " has " + std::to_string(entry.tensor->view_shape.size()) + " dims; at most " +
+                      std::to_string(kMaxRank) + " are supported.");
     }
   }
   const std::vector<int64_t> &self_shape = arguments.self->view_shape;
   if (arguments.target->view_shape != self_shape) {
     return Fail(api, ACLNN_ERR_PARAM_INVALID,
-                "self shape " + ShapeText(self_shape) + " and target shape " +
-                    ShapeText(arguments.target->view_shape) + " must be equal.");
+                "self shape " + ShapeText(self_shape) + " and target shape " + ShapeText(arguments.target->view_shape) +
+                    " must be equal.");
   }
   // As in CANN, an empty self skips the broadcast checks: nothing is read, and the result is fixed.
   for (const NamedTensor &entry : named) {

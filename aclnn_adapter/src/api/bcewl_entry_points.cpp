@@ -24,9 +24,8 @@ OpOutputs Only(aclTensor *OpOutputs::*slot, aclTensor *tensor) {
 }  // namespace
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(
-    const aclTensor *self, const aclTensor *target, const aclTensor *weightOptional,
-    const aclTensor *posWeightOptional, int64_t reduction, aclTensor *out, uint64_t *workspaceSize,
-    aclOpExecutor **executor) {
+    const aclTensor *self, const aclTensor *target, const aclTensor *weightOptional, const aclTensor *posWeightOptional,
+    int64_t reduction, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor) {
   return PlanOperation({OpKind::kForward, nullptr, self, target, weightOptional, posWeightOptional, reduction,
                         Only(&OpOutputs::loss, out), workspaceSize, executor});
 }
@@ -84,8 +83,7 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWork
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsPosWeightBackward(void *workspace, uint64_t workspaceSize,
-                                                                          aclOpExecutor *executor,
-                                                                          aclrtStream stream) {
+                                                                          aclOpExecutor *executor, aclrtStream stream) {
   return RunOperation(OpKind::kGradPosWeight, workspace, workspaceSize, executor, stream);
 }
 

@@ -70,8 +70,8 @@ void Execute(const Work &work, void *workspace) {
                  [workspace](const LossAndGradientsWork &both) {
                    const GradientsWork &gradients = both.gradients;
                    if (const auto *loss = std::get_if<kernel::Reduction>(&both.loss)) {
-                     kernel::ComputeLossAndGradients(*loss, gradients.scale, gradients.grad_self,
-                                                     gradients.grad_target, PointerTo(gradients.grad_weight),
+                     kernel::ComputeLossAndGradients(*loss, gradients.scale, gradients.grad_self, gradients.grad_target,
+                                                     PointerTo(gradients.grad_weight),
                                                      PointerTo(gradients.grad_pos_weight),
                                                      static_cast<double *>(workspace));
                      return;

@@ -145,7 +145,9 @@ std::optional<kernel::Reduction> OptionalReductionInto(const kernel::Problem &pr
 // kGradAll, and kLossAndAllGradients with its loss beside the gradients.
 Work PlanAllGradientsWork(const OpArguments &arguments, const kernel::Problem &problem, double scale) {
   const OpOutputs &outputs = arguments.outputs;
-  GradientsWork gradients{problem, scale, DestinationFor(*outputs.grad_self, problem.rank),
+  GradientsWork gradients{problem,
+                          scale,
+                          DestinationFor(*outputs.grad_self, problem.rank),
                           DestinationFor(*outputs.grad_target, problem.rank),
                           OptionalReductionInto(problem, outputs.grad_weight),
                           OptionalReductionInto(problem, outputs.grad_pos_weight)};
@@ -211,8 +213,8 @@ aclnnStatus Run(OpKind kind, void *workspace, uint64_t workspace_size, aclOpExec
   }
   if (executor->kind != kind) {
     return Fail(api, ACLNN_ERR_PARAM_INVALID,
-                std::string("executor was planned by ") + TraitsOf(executor->kind).plan_api +
-                    ", not by " + TraitsOf(kind).plan_api + "; it has been released.");
+                std::string("executor was planned by ") + TraitsOf(executor->kind).plan_api + ", not by " +
+                    TraitsOf(kind).plan_api + "; it has been released.");
   }
   if (!IsUsableStream(stream)) {
     return Fail(api, ACLNN_ERR_PARAM_INVALID, "stream is unknown or already destroyed.");

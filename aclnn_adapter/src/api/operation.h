@@ -54,9 +54,9 @@ struct OpArguments {
 inline bool GivesAllGradients(OpKind kind) { return kind == OpKind::kGradAll || kind == OpKind::kLossAndAllGradients; }
 
 struct OpTraits {
-  const char *plan_api;        // phase 1 name
-  const char *run_api;         // phase 2 name
-  kernel::Quantity quantity;   // of a single-output operation's output
+  const char *plan_api;       // phase 1 name
+  const char *run_api;        // phase 2 name
+  kernel::Quantity quantity;  // of a single-output operation's output
 };
 
 const OpTraits &TraitsOf(OpKind kind);

@@ -95,9 +95,10 @@ void ComputeReduction(const Reduction &reduction, Quantity quantity, double scal
 // *grad_pos_weight (each where not null), bit for bit. One pass over the inputs computes exp(-|x|) once per element
 // for the two elementwise gradients and for every weight gradient that sums row by row (a per-class weight:
 // kept_dims_innermost, at most 4096 outputs, more than one row) and has enough rows to keep every thread busy (row
-// blocks of 8192 rows, shared by up to 16 tasks where a run of its rows holds 512 elements), or, where none does, for every weight gradient that IsElementwise (a weight of self's shape, such as a mask); any
-// other weight gradient is a ComputeReduction after the pass. scale: 1, or 1/numel for mean (entering through g, as
-// above). workspace holds GradientsWorkspaceBytes(grad_weight, grad_pos_weight) bytes (may be null when that is 0).
+// blocks of 8192 rows, shared by up to 16 tasks where a run of its rows holds 512 elements), or, where none does, for
+// every weight gradient that IsElementwise (a weight of self's shape, such as a mask); any other weight gradient is a
+// ComputeReduction after the pass. scale: 1, or 1/numel for mean (entering through g, as above). workspace holds
+// GradientsWorkspaceBytes(grad_weight, grad_pos_weight) bytes (may be null when that is 0).
 void ComputeGradients(const Problem &problem, double scale, const Destination &grad_self,
                       const Destination &grad_target, const Reduction *grad_weight, const Reduction *grad_pos_weight,
                       double *workspace);

@@ -11,8 +11,7 @@
 namespace ms_bcewl::kernel {
 namespace {
 
-constexpr IsaKernels kAvx512BFloat16Kernels =
-    MakeKernels<Avx512Policy<true>>(Isa::kAvx512BFloat16, "avx512bf16");
+constexpr IsaKernels kAvx512BFloat16Kernels = MakeKernels<Avx512Policy<true>>(Isa::kAvx512BFloat16, "avx512bf16");
 
 }  // namespace
 

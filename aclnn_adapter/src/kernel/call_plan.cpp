@@ -77,8 +77,7 @@ void ClassifyViews(const Problem &problem, const Destination *outs, int out_coun
 // Whether problem dim `dim`, of `size` elements, continues the last merged dim in every strided view.
 bool ContinuesLastDim(const Plan &plan, const int64_t *const *strides, int merged, int dim, int64_t size) {
   for (int view = 0; view < kViews; ++view) {
-    if (plan.views[view].source == Source::kStrided &&
-        plan.strides[view][merged - 1] != strides[view][dim] * size) {
+    if (plan.views[view].source == Source::kStrided && plan.strides[view][merged - 1] != strides[view][dim] * size) {
       return false;
     }
   }

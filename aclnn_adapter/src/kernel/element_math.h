@@ -162,8 +162,8 @@ MS_BCEWL_KERNEL_INLINE typename V::F UnweightedLoss(const Lanes<V> &in, typename
   if (!V::Any(infinite)) {
     return finite;
   }
-  const F limit = V::Neg(V::Add(ProductWithZeroLimit<V>(V::Sub(one, in.y), logsig_of_minus_x),
-                                ProductWithZeroLimit<V>(py, logsig)));
+  const F limit = V::Neg(
+      V::Add(ProductWithZeroLimit<V>(V::Sub(one, in.y), logsig_of_minus_x), ProductWithZeroLimit<V>(py, logsig)));
   return V::Select(infinite, limit, finite);
 }
 
@@ -324,8 +324,7 @@ MS_BCEWL_KERNEL_INLINE void AddVector(typename V::F value, int64_t lanes, BlockS
 // lanes of the open block, whose next value goes to lane 0 and which these values do not fill: in a local copy of
 // the lanes that the loop keeps in registers (each lane still adds its values in index order).
 template <class V, class ValueAt>
-MS_BCEWL_KERNEL_INLINE void AddGroupsInsideTheBlock(int64_t groups, int64_t first, BlockSums *sums,
-                                                    ValueAt &value_at) {
+MS_BCEWL_KERNEL_INLINE void AddGroupsInsideTheBlock(int64_t groups, int64_t first, BlockSums *sums, ValueAt &value_at) {
   alignas(64) double lanes[kSumLanes];
   std::memcpy(lanes, sums->lanes, sizeof(lanes));
   for (int64_t group = 0; group < groups; ++group) {
@@ -420,9 +419,8 @@ void WithFlag(bool flag, Body &&body) {
 template <typename Body>
 void WithUnits(const RowInputs &in, Body &&body) {
   WithFlag(in.unit_weight, [&](auto weight) {
-    WithFlag(in.unit_pos_weight, [&](auto pos_weight) {
-      body(UnitInputs<decltype(weight)::value, decltype(pos_weight)::value>{});
-    });
+    WithFlag(in.unit_pos_weight,
+             [&](auto pos_weight) { body(UnitInputs<decltype(weight)::value, decltype(pos_weight)::value>{}); });
   });
 }
 
@@ -443,9 +441,8 @@ template <typename Body>
 void WithGradientKinds(const RowInputs &in, const GradientOutputs &out, Body &&body) {
   WithDType(in.xy_dtype, [&](auto xy) {
     WithFlag(out.grad_weight != nullptr, [&](auto weight) {
-      WithFlag(out.grad_pos_weight != nullptr, [&](auto pos_weight) {
-        WithUnits(in, [&](auto units) { body(xy, weight, pos_weight, units); });
-      });
+      WithFlag(out.grad_pos_weight != nullptr,
+               [&](auto pos_weight) { WithUnits(in, [&](auto units) { body(xy, weight, pos_weight, units); }); });
     });
   });
 }
@@ -529,8 +526,18 @@ void MapLoop(const float *in, int64_t count, float *out) {
 
 template <class V>
 constexpr IsaKernels MakeKernels(Isa isa, const char *name) {
-  return IsaKernels{isa, name, V::kWidth, &Widen<V>, &Narrow<V>, &Values<V>, &Gradients<V>, &Sums<V>,
-                    &LossSumsWithGradients<V>, &AddToSums<V>, &AddToBlockSums<V>, &MapLoop<V, &V::Exp>,
+  return IsaKernels{isa,
+                    name,
+                    V::kWidth,
+                    &Widen<V>,
+                    &Narrow<V>,
+                    &Values<V>,
+                    &Gradients<V>,
+                    &Sums<V>,
+                    &LossSumsWithGradients<V>,
+                    &AddToSums<V>,
+                    &AddToBlockSums<V>,
+                    &MapLoop<V, &V::Exp>,
                     &MapLoop<V, &V::Log1p>};
 }
 

@@ -11,10 +11,10 @@
 namespace ms_bcewl::kernel {
 
 void ComputeElementwise(const Problem &problem, Quantity quantity, float scale, const Destination &out) {
-  ComputeOutputs(problem, &out, 1, true, [&](const IsaKernels &kernels, int64_t count, const RowInputs &in,
-                                              void *const *values) {
-    kernels.values(quantity, count, in, scale, values[0]);
-  });
+  ComputeOutputs(problem, &out, 1, true,
+                 [&](const IsaKernels &kernels, int64_t count, const RowInputs &in, void *const *values) {
+                   kernels.values(quantity, count, in, scale, values[0]);
+                 });
 }
 
 void ComputeReduction(const Reduction &reduction, Quantity quantity, double scale, double *workspace) {

@@ -106,8 +106,8 @@ struct IsaKernels {
 };
 
 const IsaKernels &ScalarKernels();
-const IsaKernels *Avx2Kernels();    // nullptr where the compiler could not build it
-const IsaKernels *Avx512Kernels();  // nullptr where the compiler could not build it
+const IsaKernels *Avx2Kernels();            // nullptr where the compiler could not build it
+const IsaKernels *Avx512Kernels();          // nullptr where the compiler could not build it
 const IsaKernels *Avx512BFloat16Kernels();  // nullptr where the compiler could not build it
 
 }  // namespace ms_bcewl::kernel

@@ -31,7 +31,7 @@ struct KernelTestingHooks {
 
 }  // namespace ms_bcewl::kernel
 
-extern "C" __attribute__((visibility("default"))) const ms_bcewl::kernel::KernelTestingHooks *
-msBcewlKernelTestingHooks(void);
+extern "C" __attribute__((visibility("default"))) const ms_bcewl::kernel::KernelTestingHooks *msBcewlKernelTestingHooks(
+    void);
 
 #endif  // MS_BCEWL_KERNEL_KERNEL_TESTING_H_

@@ -80,8 +80,8 @@ void ComputeLossAndGradients(const Reduction &loss, double scale, const Destinat
     const Plan plan = MakePlan(loss.problem, weights.Outs(), weights.OutCount(), weights.InRegisters());
     SumInBlocks(plan, loss, scale, workspace, [&](Stager &stager, int64_t first, int64_t count, BlockSums *sums) {
       WriteOutputs(stager, weights.OutCount(), first, count, [&](void *const *values) {
-        plan.kernels->loss_sums_with_gradients(count, stager.Inputs(first, count), g_scale, sums, values[0],
-                                               values[1], weights.ValuesOf(0, values), weights.ValuesOf(1, values));
+        plan.kernels->loss_sums_with_gradients(count, stager.Inputs(first, count), g_scale, sums, values[0], values[1],
+                                               weights.ValuesOf(0, values), weights.ValuesOf(1, values));
       });
     });
   }

@@ -67,8 +67,7 @@ uint64_t ReductionWorkspaceBytes(const Reduction &reduction) {
   if (reduction.blocks_per_output <= 1) {
     return 0;
   }
-  return static_cast<uint64_t>(reduction.outputs) * static_cast<uint64_t>(reduction.blocks_per_output) *
-         sizeof(double);
+  return static_cast<uint64_t>(reduction.outputs) * static_cast<uint64_t>(reduction.blocks_per_output) * sizeof(double);
 }
 
 }  // namespace ms_bcewl::kernel

@@ -98,8 +98,8 @@ RowBlock StartPiece(const RowPass &pass, int64_t numel, int64_t block, int group
   return rows;
 }
 
-void AddToPieceLanes(const IsaKernels &kernels, const RowPass &pass, const RowBlock &rows, int64_t first,
-                     int64_t count, PieceLanes *lanes) {
+void AddToPieceLanes(const IsaKernels &kernels, const RowPass &pass, const RowBlock &rows, int64_t first, int64_t count,
+                     PieceLanes *lanes) {
   for (int k = 0; k < 2; ++k) {
     if (lanes->values[k] != nullptr) {
       AddToRowLanes(kernels, lanes->values[k], first, count, pass.columns, rows, lanes->lanes[k].data());

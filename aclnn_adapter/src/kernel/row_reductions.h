@@ -84,8 +84,8 @@ struct PieceLanes {
 // The steps of a piece: the lane group's lanes zeroed and, where the pass sums the loss, its first block opened;
 // each chunk's values added to the lanes; the group's lanes copied to the row block's.
 RowBlock StartPiece(const RowPass &pass, int64_t numel, int64_t block, int group, PieceLanes *lanes);
-void AddToPieceLanes(const IsaKernels &kernels, const RowPass &pass, const RowBlock &rows, int64_t first,
-                     int64_t count, PieceLanes *lanes);
+void AddToPieceLanes(const IsaKernels &kernels, const RowPass &pass, const RowBlock &rows, int64_t first, int64_t count,
+                     PieceLanes *lanes);
 void CopyGroupLanes(const PieceLanes &lanes, int64_t block, int group, RowPass *pass);
 
 // After the tasks: each joined reduction's row blocks folded into its partials, and every total stored.

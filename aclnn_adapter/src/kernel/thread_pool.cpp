@@ -183,9 +183,9 @@ class Pool {
   unsigned long long generation_ = 0;
   TaskFunction function_ = nullptr;
   void *context_ = nullptr;
-  int next_task_ = 1;   // the next task to claim of the current loop
-  int last_task_ = 0;   // its last task for a worker
-  int started_ = 0;     // tasks claimed by workers and not finished
+  int next_task_ = 1;  // the next task to claim of the current loop
+  int last_task_ = 0;  // its last task for a worker
+  int started_ = 0;    // tasks claimed by workers and not finished
   int caller_cpu_ = -1;
   bool workers_held_ = false;  // a test hook: held workers do not wake
 };

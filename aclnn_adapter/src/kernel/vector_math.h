@@ -35,7 +35,7 @@
 namespace ms_bcewl::kernel {
 namespace {  // internal linkage: each ISA's translation unit has its own copy, compiled for its ISA
 
-constexpr float kLn2Hi = 0x1.62e430p-1f;   // float(ln 2)
+constexpr float kLn2Hi = 0x1.62e430p-1f;    // float(ln 2)
 constexpr float kLn2Lo = -0x1.05c610p-29f;  // ln 2 - kLn2Hi
 constexpr float kLog2E = 0x1.715476p+0f;
 

@@ -1,8 +1,7 @@
-// PyNative entry points built with MindSpore's CustomOpBuilder (ms_bcewl/bcewl_pyboost_path.py compiles this file once per
-// machine and MindSpore version): the loss and its gradients as pyboost operators, and a C++ autograd Function
-// that ties them together. A call here skips what an ops.Custom call pays in PyNative (Python infer functions, the
-// primitive's generic run path): 41 against 162 µs at 1e3 elements under launch_blocking() on the 2-core
-// reference machine (docs/performance.md).
+// PyNative entry points built with MindSpore's CustomOpBuilder (ms_bcewl/bcewl_pyboost_path.py compiles this file once
+// per machine and MindSpore version): the loss and its gradients as pyboost operators, and a C++ autograd Function that
+// ties them together. A call here skips what an ops.Custom call pays in PyNative (Python infer functions, the
+// primitive's generic run path), a quarter of a small call's time under launch_blocking() (docs/performance.md).
 //
 // Like the AOT entries (aclnn_adapter/src/aot/aot_entries.cpp), each operator makes aclTensor views of MindSpore's
 // buffers and runs the two-phase aclnn API of libms_bcewl.so, so both paths share every check and kernel.
@@ -12,13 +11,12 @@
 #include <optional>
 #include <vector>
 
-#include "ms_extension/api.h"
-
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_all_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_and_all_gradients.h"
 #include "ms_bcewl/entry_support.h"
 #include "ms_bcewl/reductions.h"
+#include "ms_extension/api.h"
 
 // MindSpore's internal headers, found where the installed release keeps them (CustomOpBuilder puts both
 // include/mindspore/ccsrc and its include/ folder on the path). Newest layout first: 2.8+, then 2.7.1-2.7.2, 2.7.0.
@@ -136,8 +134,8 @@ using PhaseOne = aclnnStatus (*)(const Views &, int64_t reduction, uint64_t *wor
 
 aclnnStatus PlanForward(const Views &v, int64_t reduction, uint64_t *workspace_size, aclOpExecutor **executor) {
   return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(v.input.get(), v.target.get(), v.weight.get(),
-                                                           v.pos_weight.get(), reduction, v.Output(0),
-                                                           workspace_size, executor);
+                                                           v.pos_weight.get(), reduction, v.Output(0), workspace_size,
+                                                           executor);
 }
 
 // The outputs dw and dp, where the call has weight and pos_weight, after the output `first` (which takes dx).
@@ -174,8 +172,8 @@ class AclnnRunner : public ms::pynative::PyboostRunner {
       : PyboostRunner(name), plan_(plan), run_(run), operands_(operands), reduction_(reduction) {}
 
   void LaunchKernel() override {
-    Views views{MakeView(operands_.grad_output), MakeView(operands_.input), MakeView(operands_.target),
-                MakeView(operands_.weight), MakeView(operands_.pos_weight), {}};
+    Views views{MakeView(operands_.grad_output), MakeView(operands_.input),      MakeView(operands_.target),
+                MakeView(operands_.weight),      MakeView(operands_.pos_weight), {}};
     for (const ms::Tensor &output : outputs()) views.outputs.push_back(MakeView(output));
     uint64_t workspace_size = 0;
     aclOpExecutor *executor = nullptr;

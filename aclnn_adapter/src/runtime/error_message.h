@@ -6,7 +6,6 @@
 #include <exception>
 #include <string>
 
-
 namespace ms_bcewl {
 
 // Records "<api>: error <code>: <sentence>" for this thread and as the process-wide latest, and returns code,

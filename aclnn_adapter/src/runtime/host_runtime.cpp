@@ -1,6 +1,8 @@
 // acl/acl_rt.h and aclnn/aclnn_base.h on the host. Device memory is 64-byte aligned host memory; every live
 // allocation and stream is registered, so that freeing or using an unknown or already released handle returns
 // an error code instead of corrupting the heap. Launches run synchronously, so synchronizing only validates.
+#include "runtime/host_runtime.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -14,7 +16,6 @@
 #include "aclnn/aclnn_base.h"
 #include "runtime/abi_enum.h"
 #include "runtime/error_message.h"
-#include "runtime/host_runtime.h"
 #include "runtime/live_handles.h"
 
 namespace ms_bcewl {
@@ -184,9 +185,7 @@ extern "C" aclnnStatus aclnnFinalize() { return ACLNN_SUCCESS; }
 
 extern "C" aclError aclrtSetDevice(int32_t deviceId) { return ms_bcewl::CheckDeviceId("aclrtSetDevice", deviceId); }
 
-extern "C" aclError aclrtResetDevice(int32_t deviceId) {
-  return ms_bcewl::CheckDeviceId("aclrtResetDevice", deviceId);
-}
+extern "C" aclError aclrtResetDevice(int32_t deviceId) { return ms_bcewl::CheckDeviceId("aclrtResetDevice", deviceId); }
 
 extern "C" aclError aclrtCreateStream(aclrtStream *stream) {
   if (stream == nullptr) {

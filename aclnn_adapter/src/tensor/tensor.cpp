@@ -1,5 +1,7 @@
 // aclCreateTensor / aclDestroyTensor and the aclGet* accessors. A tensor is accepted only if its view lies
 // inside its storage, so that no later kernel can read or write outside the buffer the caller described.
+#include "tensor/tensor.h"
+
 #include <algorithm>
 #include <initializer_list>
 #include <memory>
@@ -8,7 +10,6 @@
 #include "runtime/abi_enum.h"
 #include "runtime/error_message.h"
 #include "runtime/live_handles.h"
-#include "tensor/tensor.h"
 
 namespace ms_bcewl {
 namespace {
@@ -49,25 +50,25 @@ std::string DimsText(const int64_t *dims, uint64_t count) {
 bool CheckDims(const char *what, const int64_t *dims, uint64_t count, int64_t *numel) {
   if (count > kMaxCreatableRank) {
     Fail(kCreateApi, ACLNN_ERR_PARAM_INVALID,
-         std::string(what) + " has " + std::to_string(count) + " dims; at most " +
-             std::to_string(kMaxCreatableRank) + " can be described.");
+         std::string(what) + " has " + std::to_string(count) + " dims; at most " + std::to_string(kMaxCreatableRank) +
+             " can be described.");
     return false;
   }
   if (dims == nullptr && count > 0) {
-    Fail(kCreateApi, ACLNN_ERR_PARAM_NULLPTR, std::string(what) + " is null but its count is " +
-                                                  std::to_string(count) + ".");
+    Fail(kCreateApi, ACLNN_ERR_PARAM_NULLPTR,
+         std::string(what) + " is null but its count is " + std::to_string(count) + ".");
     return false;
   }
   *numel = 1;
   for (uint64_t i = 0; i < count; ++i) {
     if (dims[i] < 0) {
-      Fail(kCreateApi, ACLNN_ERR_PARAM_INVALID, std::string(what) + " " + DimsText(dims, count) +
-                                                    " has a negative dim.");
+      Fail(kCreateApi, ACLNN_ERR_PARAM_INVALID,
+           std::string(what) + " " + DimsText(dims, count) + " has a negative dim.");
       return false;
     }
     if (__builtin_mul_overflow(*numel, dims[i], numel)) {
-      Fail(kCreateApi, ACLNN_ERR_PARAM_INVALID, std::string(what) + " " + DimsText(dims, count) +
-                                                    " has more elements than int64 can count.");
+      Fail(kCreateApi, ACLNN_ERR_PARAM_INVALID,
+           std::string(what) + " " + DimsText(dims, count) + " has more elements than int64 can count.");
       return false;
     }
   }
@@ -113,8 +114,7 @@ bool CheckViewInsideStorage(const aclTensor &tensor, int64_t storage_numel) {
     Fail(kCreateApi, ACLNN_ERR_PARAM_INVALID,
          "the view " + DimsText(tensor.view_shape.data(), tensor.view_shape.size()) + " with strides " +
              DimsText(tensor.strides.data(), tensor.strides.size()) + " and offset " + std::to_string(tensor.offset) +
-             " reaches beyond its storage " + DimsText(tensor.storage_shape.data(), tensor.storage_shape.size()) +
-             ".");
+             " reaches beyond its storage " + DimsText(tensor.storage_shape.data(), tensor.storage_shape.size()) + ".");
     return false;
   }
   return true;

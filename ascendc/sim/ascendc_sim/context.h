@@ -14,7 +14,7 @@ namespace AscendC {
 // Thrown at the first broken rule; the message names the rule and the block.
 class SimViolation : public std::runtime_error {
  public:
-  explicit SimViolation(const std::string& message) : std::runtime_error(message) {}
+  explicit SimViolation(const std::string &message) : std::runtime_error(message) {}
 };
 
 namespace sim {
@@ -24,9 +24,9 @@ constexpr uint32_t kVectorRepeatBytes = 256;          // what the vector unit pr
 constexpr uint32_t kSelectScratchUbBytes = 8 * 1024;  // UB that Select's tensor modes need left free (Atlas A2)
 constexpr uint32_t kAscend910bUbBytes = 192 * 1024;
 
-[[noreturn]] void Violation(const std::string& message);
+[[noreturn]] void Violation(const std::string &message);
 [[noreturn]] void LocalOffsetOutOfRange(uint32_t offset, uint32_t length);
-[[noreturn]] void GlobalRangeOutOfBounds(uint64_t offset, uint64_t count, uint64_t size, const char* what);
+[[noreturn]] void GlobalRangeOutOfBounds(uint64_t offset, uint64_t count, uint64_t size, const char *what);
 [[noreturn]] void QueueExhausted(size_t buffers);
 
 enum class BufferState { kFree, kAllocated, kQueued, kDequeued, kCalc };
@@ -35,7 +35,7 @@ struct BufferRecord {
   uint32_t offset;  // bytes from the start of UB
   uint32_t bytes;
   BufferState state;
-  bool queued;      // owned by a TQue (must be freed before the block ends) rather than a TBuf
+  bool queued;  // owned by a TQue (must be freed before the block ends) rather than a TBuf
 };
 
 struct LaunchStats {
@@ -50,12 +50,12 @@ class BlockContext {
 
   uint32_t BlockIdx() const { return blockIdx_; }
   uint32_t BlockNum() const { return blockNum_; }
-  uint8_t* Ub() { return ub_.get(); }
+  uint8_t *Ub() { return ub_.get(); }
   uint32_t UnallocatedBytes() const { return capacity_ - used_; }
 
   // Places a buffer right after the previous one, as TPipe::InitBuffer does; new bytes are filled with 0xFF
   // (a NaN pattern) so that reading unwritten lanes shows up in results.
-  BufferRecord* AllocateBuffer(uint32_t bytes, bool queued);
+  BufferRecord *AllocateBuffer(uint32_t bytes, bool queued);
   void CheckQueueBuffersFreed() const;
 
  private:
@@ -67,17 +67,17 @@ class BlockContext {
   std::deque<BufferRecord> records_;  // deque: records keep their address while buffers are added
 };
 
-BlockContext& CurrentBlock();
-LaunchStats& MutableStats();
-const LaunchStats& LastLaunchStats();
+BlockContext &CurrentBlock();
+LaunchStats &MutableStats();
+const LaunchStats &LastLaunchStats();
 
 // Makes one block current for its lifetime; Finish() runs the end-of-block checks.
 class BlockScope {
  public:
   BlockScope(uint32_t blockIdx, uint32_t blockNum, uint32_t ubBytes);
   ~BlockScope();
-  BlockScope(const BlockScope&) = delete;
-  BlockScope& operator=(const BlockScope&) = delete;
+  BlockScope(const BlockScope &) = delete;
+  BlockScope &operator=(const BlockScope &) = delete;
   void Finish();
 
  private:

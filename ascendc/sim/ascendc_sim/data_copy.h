@@ -31,11 +31,11 @@ struct DataCopyPadExtParams {
 namespace sim {
 
 // The NPU copies floor(bytes / 32) blocks without complaint; here a partial block is an error.
-void CheckWholeBlocks(uint64_t bytes, const char* op);
+void CheckWholeBlocks(uint64_t bytes, const char *op);
 void CheckPadBlocks(uint32_t blockCount, uint32_t blockLen, uint32_t gmGapBytes, uint32_t elementBytes);
 
 template <typename T>
-void CheckDataCopy(const LocalTensor<T>& local, const GlobalTensor<T>& global, uint32_t count) {
+void CheckDataCopy(const LocalTensor<T> &local, const GlobalTensor<T> &global, uint32_t count) {
   CheckWholeBlocks(static_cast<uint64_t>(count) * sizeof(T), "DataCopy");
   RequireUsable(local, count, "DataCopy");
   global.RequireWithin(0, count, "DataCopy");
@@ -51,7 +51,7 @@ struct PadLayout {
 };
 
 template <typename T>
-PadLayout CheckPadParams(const DataCopyExtParams& params, uint32_t ubGapBlocks, uint32_t gmGapBytes) {
+PadLayout CheckPadParams(const DataCopyExtParams &params, uint32_t ubGapBlocks, uint32_t gmGapBytes) {
   CheckPadBlocks(params.blockCount, params.blockLen, gmGapBytes, sizeof(T));
   const uint64_t ubBlock = (params.blockLen + kUbBlockBytes - 1) / kUbBlockBytes * kUbBlockBytes;
   const uint64_t ubPitch = ubBlock + static_cast<uint64_t>(ubGapBlocks) * kUbBlockBytes;
@@ -61,13 +61,13 @@ PadLayout CheckPadParams(const DataCopyExtParams& params, uint32_t ubGapBlocks, 
 }
 
 template <typename T>
-void CheckPadFootprint(const LocalTensor<T>& local, const GlobalTensor<T>& global, const PadLayout& layout) {
+void CheckPadFootprint(const LocalTensor<T> &local, const GlobalTensor<T> &global, const PadLayout &layout) {
   RequireUsable(local, layout.ubBytes / sizeof(T), "DataCopyPad");
   global.RequireWithin(0, layout.gmBytes / sizeof(T), "DataCopyPad");
   ++MutableStats().dataCopyPadCalls;
 }
 
-inline void CopyBlocks(uint8_t* dst, uint64_t dstPitch, const uint8_t* src, uint64_t srcPitch, uint32_t blocks,
+inline void CopyBlocks(uint8_t *dst, uint64_t dstPitch, const uint8_t *src, uint64_t srcPitch, uint32_t blocks,
                        uint32_t blockBytes) {
   for (uint32_t block = 0; block < blocks; ++block) {
     std::memcpy(dst + block * dstPitch, src + block * srcPitch, blockBytes);
@@ -77,34 +77,34 @@ inline void CopyBlocks(uint8_t* dst, uint64_t dstPitch, const uint8_t* src, uint
 }  // namespace sim
 
 template <typename T>
-void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count) {
+void DataCopy(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const uint32_t count) {
   sim::CheckDataCopy(dst, src, count);
   std::memcpy(dst.SimBytes(), src.SimData(), static_cast<size_t>(count) * sizeof(T));
 }
 
 template <typename T>
-void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
+void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T> &src, const uint32_t count) {
   sim::CheckDataCopy(src, dst, count);
   std::memcpy(dst.SimData(), src.SimBytes(), static_cast<size_t>(count) * sizeof(T));
 }
 
 template <typename T>
-void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& params,
-                 const DataCopyPadExtParams<T>& padParams) {
+void DataCopyPad(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const DataCopyExtParams &params,
+                 const DataCopyPadExtParams<T> &padParams) {
   if (padParams.isPad || padParams.leftPadding != 0 || padParams.rightPadding != 0) {
     sim::Violation("DataCopyPad: explicit padding is not simulated");
   }
   const sim::PadLayout layout = sim::CheckPadParams<T>(params, params.dstStride, params.srcStride);
   sim::CheckPadFootprint(dst, src, layout);
-  sim::CopyBlocks(dst.SimBytes(), layout.ubPitch, reinterpret_cast<const uint8_t*>(src.SimData()), layout.gmPitch,
+  sim::CopyBlocks(dst.SimBytes(), layout.ubPitch, reinterpret_cast<const uint8_t *>(src.SimData()), layout.gmPitch,
                   params.blockCount, params.blockLen);
 }
 
 template <typename T>
-void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& params) {
+void DataCopyPad(const GlobalTensor<T> &dst, const LocalTensor<T> &src, const DataCopyExtParams &params) {
   const sim::PadLayout layout = sim::CheckPadParams<T>(params, params.srcStride, params.dstStride);
   sim::CheckPadFootprint(src, dst, layout);
-  sim::CopyBlocks(reinterpret_cast<uint8_t*>(dst.SimData()), layout.gmPitch, src.SimBytes(), layout.ubPitch,
+  sim::CopyBlocks(reinterpret_cast<uint8_t *>(dst.SimData()), layout.gmPitch, src.SimBytes(), layout.ubPitch,
                   params.blockCount, params.blockLen);
 }
 

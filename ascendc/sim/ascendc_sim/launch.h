@@ -18,7 +18,7 @@ struct SimLaunchConfig {
 
 // Like ICPU_RUN_KF: runs kernel(args...) for block 0 .. blockDim-1. A broken rule throws SimViolation.
 template <typename... Params, typename... Args>
-void SimLaunch(const SimLaunchConfig& config, void (*kernel)(Params...), Args... args) {
+void SimLaunch(const SimLaunchConfig &config, void (*kernel)(Params...), Args... args) {
   sim::BeginLaunch(config.blockDim);
   for (uint32_t block = 0; block < config.blockDim; ++block) {
     sim::BlockScope scope(block, config.blockDim, config.ubBytes);

@@ -20,19 +20,19 @@ class LocalTensor {
   }
 
   // Simulation accessors (not part of the Ascend C API).
-  static LocalTensor SimView(sim::BufferRecord* record, uint32_t byteOffset, uint32_t length) {
+  static LocalTensor SimView(sim::BufferRecord *record, uint32_t byteOffset, uint32_t length) {
     return LocalTensor(record, byteOffset, length);
   }
-  sim::BufferRecord* SimRecord() const { return record_; }
+  sim::BufferRecord *SimRecord() const { return record_; }
   uint32_t SimByteOffset() const { return byteOffset_; }
   uint32_t SimLength() const { return length_; }
-  uint8_t* SimBytes() const { return sim::CurrentBlock().Ub() + byteOffset_; }
+  uint8_t *SimBytes() const { return sim::CurrentBlock().Ub() + byteOffset_; }
 
  private:
-  LocalTensor(sim::BufferRecord* record, uint32_t byteOffset, uint32_t length)
+  LocalTensor(sim::BufferRecord *record, uint32_t byteOffset, uint32_t length)
       : record_(record), byteOffset_(byteOffset), length_(length) {}
 
-  sim::BufferRecord* record_ = nullptr;
+  sim::BufferRecord *record_ = nullptr;
   uint32_t byteOffset_ = 0;
   uint32_t length_ = 0;
 };
@@ -40,7 +40,7 @@ class LocalTensor {
 template <typename T>
 class GlobalTensor {
  public:
-  void SetGlobalBuffer(T* buffer, uint64_t bufferSize) {
+  void SetGlobalBuffer(T *buffer, uint64_t bufferSize) {
     if (reinterpret_cast<uintptr_t>(buffer) % sizeof(T) != 0) {
       sim::Violation("GlobalTensor address is not aligned to its element size");
     }
@@ -62,13 +62,13 @@ class GlobalTensor {
   }
 
   // Simulation accessors (not part of the Ascend C API).
-  T* SimData() const { return data_; }
-  void RequireWithin(uint64_t offset, uint64_t count, const char* what) const {
+  T *SimData() const { return data_; }
+  void RequireWithin(uint64_t offset, uint64_t count, const char *what) const {
     if (offset > size_ || count > size_ - offset) sim::GlobalRangeOutOfBounds(offset, count, size_, what);
   }
 
  private:
-  T* data_ = nullptr;
+  T *data_ = nullptr;
   uint64_t size_ = 0;
 };
 

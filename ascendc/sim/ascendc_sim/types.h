@@ -34,7 +34,7 @@ static_assert(sizeof(half) == 2 && sizeof(bfloat16_t) == 2, "16-bit float types 
 
 namespace AscendC {
 
-inline float ToFloat(const bfloat16_t& value) { return static_cast<float>(value); }
+inline float ToFloat(const bfloat16_t &value) { return static_cast<float>(value); }
 
 }  // namespace AscendC
 

@@ -23,21 +23,21 @@ namespace sim {
 enum class UnaryKind { kAbs, kExp, kLn, kMuls, kAdds, kMins, kMaxs };
 enum class BinaryKind { kAdd, kSub, kMul };
 
-void VectorUnary(UnaryKind kind, const LocalTensor<float>& dst, const LocalTensor<float>& src, float scalar,
+void VectorUnary(UnaryKind kind, const LocalTensor<float> &dst, const LocalTensor<float> &src, float scalar,
                  int32_t count);
-void VectorBinary(BinaryKind kind, const LocalTensor<float>& dst, const LocalTensor<float>& src0,
-                  const LocalTensor<float>& src1, int32_t count);
-void VectorDuplicate(const LocalTensor<float>& dst, float value, int32_t count);
-void VectorCompareScalar(const LocalTensor<uint8_t>& dst, const LocalTensor<float>& src, float scalar, CMPMODE mode,
+void VectorBinary(BinaryKind kind, const LocalTensor<float> &dst, const LocalTensor<float> &src0,
+                  const LocalTensor<float> &src1, int32_t count);
+void VectorDuplicate(const LocalTensor<float> &dst, float value, int32_t count);
+void VectorCompareScalar(const LocalTensor<uint8_t> &dst, const LocalTensor<float> &src, float scalar, CMPMODE mode,
                          uint32_t count);
 // src1 == nullptr: the tensor-scalar mode with src1Scalar.
-void VectorSelect(const LocalTensor<float>& dst, const LocalTensor<uint8_t>& selMask, const LocalTensor<float>& src0,
-                  const LocalTensor<float>* src1, float src1Scalar, SELMODE mode, uint32_t count);
+void VectorSelect(const LocalTensor<float> &dst, const LocalTensor<uint8_t> &selMask, const LocalTensor<float> &src0,
+                  const LocalTensor<float> *src1, float src1Scalar, SELMODE mode, uint32_t count);
 // Widening is exact; narrowing (CAST_NONE or CAST_RINT) rounds to nearest, ties to even.
-void VectorCast(const LocalTensor<float>& dst, const LocalTensor<half>& src, RoundMode mode, uint32_t count);
-void VectorCast(const LocalTensor<float>& dst, const LocalTensor<bfloat16_t>& src, RoundMode mode, uint32_t count);
-void VectorCast(const LocalTensor<half>& dst, const LocalTensor<float>& src, RoundMode mode, uint32_t count);
-void VectorCast(const LocalTensor<bfloat16_t>& dst, const LocalTensor<float>& src, RoundMode mode, uint32_t count);
+void VectorCast(const LocalTensor<float> &dst, const LocalTensor<half> &src, RoundMode mode, uint32_t count);
+void VectorCast(const LocalTensor<float> &dst, const LocalTensor<bfloat16_t> &src, RoundMode mode, uint32_t count);
+void VectorCast(const LocalTensor<half> &dst, const LocalTensor<float> &src, RoundMode mode, uint32_t count);
+void VectorCast(const LocalTensor<bfloat16_t> &dst, const LocalTensor<float> &src, RoundMode mode, uint32_t count);
 
 template <typename T>
 constexpr void RequireFloat() {
@@ -52,74 +52,74 @@ constexpr void RequireByteMask() {
 }  // namespace sim
 
 template <typename T>
-void Abs(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
+void Abs(const LocalTensor<T> &dst, const LocalTensor<T> &src, const int32_t &count) {
   sim::RequireFloat<T>();
   sim::VectorUnary(sim::UnaryKind::kAbs, dst, src, 0.0f, count);
 }
 
 template <typename T>
-void Exp(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
+void Exp(const LocalTensor<T> &dst, const LocalTensor<T> &src, const int32_t &count) {
   sim::RequireFloat<T>();
   sim::VectorUnary(sim::UnaryKind::kExp, dst, src, 0.0f, count);
 }
 
 template <typename T>
-void Ln(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
+void Ln(const LocalTensor<T> &dst, const LocalTensor<T> &src, const int32_t &count) {
   sim::RequireFloat<T>();
   sim::VectorUnary(sim::UnaryKind::kLn, dst, src, 0.0f, count);
 }
 
 template <typename T>
-void Muls(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, const int32_t& count) {
+void Muls(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue, const int32_t &count) {
   sim::RequireFloat<T>();
   sim::VectorUnary(sim::UnaryKind::kMuls, dst, src, scalarValue, count);
 }
 
 template <typename T>
-void Adds(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, const int32_t& count) {
+void Adds(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue, const int32_t &count) {
   sim::RequireFloat<T>();
   sim::VectorUnary(sim::UnaryKind::kAdds, dst, src, scalarValue, count);
 }
 
 template <typename T>
-void Mins(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, const int32_t& count) {
+void Mins(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue, const int32_t &count) {
   sim::RequireFloat<T>();
   sim::VectorUnary(sim::UnaryKind::kMins, dst, src, scalarValue, count);
 }
 
 template <typename T>
-void Maxs(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, const int32_t& count) {
+void Maxs(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue, const int32_t &count) {
   sim::RequireFloat<T>();
   sim::VectorUnary(sim::UnaryKind::kMaxs, dst, src, scalarValue, count);
 }
 
 template <typename T>
-void Add(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const int32_t& count) {
+void Add(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1, const int32_t &count) {
   sim::RequireFloat<T>();
   sim::VectorBinary(sim::BinaryKind::kAdd, dst, src0, src1, count);
 }
 
 template <typename T>
-void Sub(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const int32_t& count) {
+void Sub(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1, const int32_t &count) {
   sim::RequireFloat<T>();
   sim::VectorBinary(sim::BinaryKind::kSub, dst, src0, src1, count);
 }
 
 template <typename T>
-void Mul(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const int32_t& count) {
+void Mul(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1, const int32_t &count) {
   sim::RequireFloat<T>();
   sim::VectorBinary(sim::BinaryKind::kMul, dst, src0, src1, count);
 }
 
 template <typename T>
-void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count) {
+void Duplicate(const LocalTensor<T> &dst, const T &scalarValue, const int32_t &count) {
   sim::RequireFloat<T>();
   sim::VectorDuplicate(dst, scalarValue, count);
 }
 
 // The "first count elements" form requires count elements to fill whole 256-byte repeats.
 template <typename T, typename U>
-void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar, CMPMODE cmpMode,
+void CompareScalar(const LocalTensor<U> &dst, const LocalTensor<T> &src0, const T src1Scalar, CMPMODE cmpMode,
                    uint32_t count) {
   sim::RequireFloat<T>();
   sim::RequireByteMask<U>();
@@ -129,7 +129,7 @@ void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const 
 // dst = selMask bit set ? src0 : src1. On Atlas A2 the tensor-scalar and tensor-tensor modes need 8 KiB of UB left
 // unallocated as their scratch.
 template <typename T, typename U>
-void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0, T src1Scalar,
+void Select(const LocalTensor<T> &dst, const LocalTensor<U> &selMask, const LocalTensor<T> &src0, T src1Scalar,
             SELMODE selMode, uint32_t count) {
   sim::RequireFloat<T>();
   sim::RequireByteMask<U>();
@@ -137,15 +137,15 @@ void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const Loca
 }
 
 template <typename T, typename U>
-void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
-            const LocalTensor<T>& src1, SELMODE selMode, uint32_t count) {
+void Select(const LocalTensor<T> &dst, const LocalTensor<U> &selMask, const LocalTensor<T> &src0,
+            const LocalTensor<T> &src1, SELMODE selMode, uint32_t count) {
   sim::RequireFloat<T>();
   sim::RequireByteMask<U>();
   sim::VectorSelect(dst, selMask, src0, &src1, 0.0f, selMode, count);
 }
 
 template <typename T, typename U>
-void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode, const uint32_t count) {
+void Cast(const LocalTensor<T> &dst, const LocalTensor<U> &src, const RoundMode &roundMode, const uint32_t count) {
   sim::VectorCast(dst, src, roundMode, count);
 }
 
