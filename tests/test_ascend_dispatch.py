@@ -23,6 +23,7 @@ import reference as ref
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OP_HOST = os.path.join(REPO, "ascendc", "op_host")
 OP_KERNEL = os.path.join(REPO, "ascendc", "op_kernel")
+ADAPTER_INCLUDE = os.path.join(REPO, "aclnn_adapter", "include")  # ms_bcewl/reductions.h, which the tiling includes
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +171,7 @@ def _describe_broadcast_library(tmp_path):
         '}\n')
     library = tmp_path / "libdescribe.so"
     subprocess.run([compiler, "-std=c++17", "-O0", "-shared", "-fPIC", f"-I{OP_HOST}", f"-I{OP_KERNEL}",
-                    str(wrapper), os.path.join(OP_HOST, "bcewl_tiling.cpp"), "-o", str(library)], check=True)
+                    f"-I{ADAPTER_INCLUDE}", str(wrapper), os.path.join(OP_HOST, "bcewl_tiling.cpp"), "-o", str(library)], check=True)
     return ctypes.CDLL(str(library))
 
 
