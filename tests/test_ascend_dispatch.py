@@ -171,7 +171,8 @@ def _describe_broadcast_library(tmp_path):
         '}\n')
     library = tmp_path / "libdescribe.so"
     subprocess.run([compiler, "-std=c++17", "-O0", "-shared", "-fPIC", f"-I{OP_HOST}", f"-I{OP_KERNEL}",
-                    f"-I{ADAPTER_INCLUDE}", str(wrapper), os.path.join(OP_HOST, "bcewl_tiling.cpp"), "-o", str(library)], check=True)
+                    f"-I{ADAPTER_INCLUDE}", str(wrapper), os.path.join(OP_HOST, "bcewl_tiling.cpp"), "-o",
+                    str(library)], check=True)
     return ctypes.CDLL(str(library))
 
 
