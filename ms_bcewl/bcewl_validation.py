@@ -141,8 +141,9 @@ def check_arguments(api, input, target, weight, pos_weight, reduction):  # pylin
     arguments = (api, input, target, weight, pos_weight, reduction)
     # Only well-typed arguments are looked up (a non-Tensor value may be unhashable); no try/except here, which
     # bytecode capture loops on forever when the checks then raise.
-    cacheable = isinstance(reduction, str) and all(
-        description is None or description[0] is True for description in (input, target, weight, pos_weight))
+    cacheable = (isinstance(reduction, str) and input is not None and input[0] is True and target is not None
+                 and target[0] is True and (weight is None or weight[0] is True)
+                 and (pos_weight is None or pos_weight[0] is True))
     canonical = _PASSED.get(arguments) if cacheable else None
     if canonical is not None:
         return canonical

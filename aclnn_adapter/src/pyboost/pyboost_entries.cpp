@@ -1,7 +1,7 @@
 // PyNative entry points built with MindSpore's CustomOpBuilder (ms_bcewl/bcewl_pyboost_path.py compiles this file once
 // per machine and MindSpore version): the loss and its gradients as pyboost operators, and a C++ autograd Function that
 // ties them together. A call here skips what an ops.Custom call pays in PyNative (Python infer functions, the
-// primitive's generic run path), a quarter of a small call's time under launch_blocking() (docs/performance.md).
+// primitive's generic run path), most of a small call's time under launch_blocking() (docs/performance.md).
 //
 // Like the AOT entries (aclnn_adapter/src/aot/aot_entries.cpp), each operator makes aclTensor views of MindSpore's
 // buffers and runs the two-phase aclnn API of libms_bcewl.so, so both paths share every check and kernel.
