@@ -99,35 +99,35 @@ def _gradient_primitives(has_weight, has_pos_weight, reduction):
                        _dtype_of(names.index(of)), None, gradient_bprop(reduction, has_weight, has_pos_weight, of))
 
     positions = [names.index(name) for name in inputs]
-    all_grads = _custom(entry("all_grad"), names, [f"d_{name}" for name in inputs],
+    grad_all = _custom(entry("grad_all"), names, [f"d_{name}" for name in inputs],
                         _dtype_of(*positions), _shape_of(*positions),
                         gradient_bprop(reduction, has_weight, has_pos_weight))
-    return (grad("input_grad", "input"), grad("target_grad", "target"),
-            grad("weight_grad", "weight") if has_weight else None,
-            grad("pos_weight_grad", "pos_weight") if has_pos_weight else None, all_grads)
+    return (grad("grad_self", "input"), grad("grad_target", "target"),
+            grad("grad_weight", "weight") if has_weight else None,
+            grad("grad_pos_weight", "pos_weight") if has_pos_weight else None, grad_all)
 
 
 def _bprop(grads):
     """A bprop with the forward's signature; it returns one gradient per forward input."""
-    dx, dy, dw, dp, all_grads = grads
+    dx, dy, dw, dp, grad_all = grads
     if dw is not None and dp is not None:
         def bprop_weight_pos_weight(x, y, w, p, out, dout):
             if in_graph():
                 return dx(dout, x, y, w, p), dy(dout, x, y, w, p), dw(dout, x, y, w, p), dp(dout, x, y, w, p)
-            return all_grads(dout, x, y, w, p)
+            return grad_all(dout, x, y, w, p)
         return bprop_weight_pos_weight
     da = dw if dw is not None else dp
     if da is not None:
         def bprop_one_weight(x, y, a, out, dout):
             if in_graph():
                 return dx(dout, x, y, a), dy(dout, x, y, a), da(dout, x, y, a)
-            return all_grads(dout, x, y, a)
+            return grad_all(dout, x, y, a)
         return bprop_one_weight
 
     def bprop_plain(x, y, out, dout):
         if in_graph():
             return dx(dout, x, y), dy(dout, x, y)
-        return all_grads(dout, x, y)
+        return grad_all(dout, x, y)
     return bprop_plain
 
 

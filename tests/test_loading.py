@@ -247,10 +247,10 @@ def test_the_package_works_under_a_white_list_of_its_library_directory_only(tmp_
 def _expected_entry_keys(reductions):
     """forward, dx, dy and all of them together for every variant; dw and dp where their input is given."""
     variants = [(False, False), (True, False), (False, True), (True, True)]
-    keys = {(operation, w, p, r) for operation in ("forward", "input_grad", "target_grad", "all_grad")
+    keys = {(operation, w, p, r) for operation in ("forward", "grad_self", "grad_target", "grad_all")
             for w, p in variants for r in reductions}
-    keys |= {("weight_grad", w, p, r) for w, p in variants if w for r in reductions}
-    keys |= {("pos_weight_grad", w, p, r) for w, p in variants if p for r in reductions}
+    keys |= {("grad_weight", w, p, r) for w, p in variants if w for r in reductions}
+    keys |= {("grad_pos_weight", w, p, r) for w, p in variants if p for r in reductions}
     return keys
 
 
@@ -263,8 +263,8 @@ def test_the_registry_lists_every_exported_entry_with_its_infer_shape():
     for entry in entries.values():
         assert hasattr(library, entry.symbol), entry
         # an AOT InferShape gives one output: the multi-output entry's shapes come from Python
-        assert hasattr(library, entry.symbol + "InferShape") == (entry.operation != "all_grad"), entry
-        assert entry.shapes == ("python" if entry.operation == "all_grad" else "library"), entry
+        assert hasattr(library, entry.symbol + "InferShape") == (entry.operation != "grad_all"), entry
+        assert entry.shapes == ("python" if entry.operation == "grad_all" else "library"), entry
 
 
 def test_the_library_and_python_give_each_reduction_the_aclnn_code_of_the_contract():

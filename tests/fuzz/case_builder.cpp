@@ -57,31 +57,31 @@ std::string Describe(const Case &c) {
   return text;
 }
 
-bool IsRequired(Op op, Role role) {
+bool IsRequired(Operation op, Role role) {
   switch (role) {
     case kGrad:
       return TakesGradOutput(op);
     case kWeight:
-      return op == Op::kGradWeight;
+      return op == Operation::kGradWeight;
     case kPosWeight:
-      return op == Op::kGradPosWeight;
+      return op == Operation::kGradPosWeight;
     default:
       return true;
   }
 }
 
-std::vector<Role> OutputRoles(Op op) {
+std::vector<Role> OutputRoles(Operation op) {
   switch (op) {
-    case Op::kGradAll:
+    case Operation::kGradAll:
       return {kOut, kGradTargetOut, kGradWeightOut, kGradPosWeightOut};
-    case Op::kLossAndAllGradients:
+    case Operation::kLossAndAllGradients:
       return {kLossOut, kOut, kGradTargetOut, kGradWeightOut, kGradPosWeightOut};
     default:
       return {kOut};
   }
 }
 
-std::vector<Role> RolesOf(Op op) {
+std::vector<Role> RolesOf(Operation op) {
   std::vector<Role> roles(std::begin(kInputRoles), std::end(kInputRoles));
   if (!TakesGradOutput(op)) {
     roles.erase(roles.begin());  // no gradOutput
@@ -91,31 +91,31 @@ std::vector<Role> RolesOf(Op op) {
   return roles;
 }
 
-Op SingleOutputOp(Op op, Role output) {
+Operation SingleOutputOp(Operation op, Role output) {
   if (!IsFused(op)) {
     return op;
   }
   switch (output) {
     case kOut:
-      return Op::kGradSelf;
+      return Operation::kGradSelf;
     case kGradTargetOut:
-      return Op::kGradTarget;
+      return Operation::kGradTarget;
     case kGradWeightOut:
-      return Op::kGradWeight;
+      return Operation::kGradWeight;
     case kLossOut:
-      return Op::kForward;
+      return Operation::kForward;
     default:
-      return Op::kGradPosWeight;
+      return Operation::kGradPosWeight;
   }
 }
 
-Role OwnerOf(Op op, Role output) {
+Role OwnerOf(Operation op, Role output) {
   switch (SingleOutputOp(op, output)) {
-    case Op::kGradSelf:
+    case Operation::kGradSelf:
       return kSelf;
-    case Op::kGradWeight:
+    case Operation::kGradWeight:
       return kWeight;
-    case Op::kGradPosWeight:
+    case Operation::kGradPosWeight:
       return kPosWeight;
     default:
       return kTarget;
@@ -132,8 +132,8 @@ class CaseBuilder {
  public:
   explicit CaseBuilder(uint64_t seed) : random_(seed) {}
 
-  Case Build(std::optional<Op> op) {
-    c_.op = op ? *op : static_cast<Op>(random_.Between(0, kSingleOutputOpCount - 1));
+  Case Build(std::optional<Operation> op) {
+    c_.op = op ? *op : static_cast<Operation>(random_.Between(0, kSingleOutputOpCount - 1));
     c_.reduction =
         random_.Chance(0.94) ? random_.Between(0, 2) : random_.Pick<int64_t>({-1, 3, 4, 100, INT64_MIN, INT64_MAX});
     const bool huge = random_.Chance(0.005);
@@ -214,7 +214,7 @@ class CaseBuilder {
     if (huge) {  // a broadcast (stride 0) view of more elements than can be run, or than int32 counts
       return {random_.Pick<int64_t>({(int64_t{1} << 31) + 1, int64_t{1} << 33, int64_t{1} << 40})};
     }
-    if (GivesWeightGradients(c_.op) && random_.Chance(0.15)) {
+    if (IsFused(c_.op) && random_.Chance(0.15)) {
       return TallShape();
     }
     if (random_.Chance(0.005)) {
@@ -268,11 +268,11 @@ class CaseBuilder {
 
   Shape OutputShape() {
     switch (c_.op) {
-      case Op::kForward:
+      case Operation::kForward:
         return LossShape();
-      case Op::kGradWeight:
+      case Operation::kGradWeight:
         return shapes_[kWeight];
-      case Op::kGradPosWeight:
+      case Operation::kGradPosWeight:
         return shapes_[kPosWeight];
       default:
         return shapes_[kSelf];
@@ -298,11 +298,11 @@ class CaseBuilder {
     present_.fill(true);
     present_[kGrad] = TakesGradOutput(c_.op);
     present_[kGradTargetOut] = IsFused(c_.op);
-    present_[kWeight] = c_.op == Op::kGradWeight || random_.Chance(0.6);
-    present_[kPosWeight] = c_.op == Op::kGradPosWeight || random_.Chance(0.6);
-    present_[kGradWeightOut] = GivesWeightGradients(c_.op) && present_[kWeight];
-    present_[kGradPosWeightOut] = GivesWeightGradients(c_.op) && present_[kPosWeight];
-    present_[kLossOut] = c_.op == Op::kLossAndAllGradients;
+    present_[kWeight] = c_.op == Operation::kGradWeight || random_.Chance(0.6);
+    present_[kPosWeight] = c_.op == Operation::kGradPosWeight || random_.Chance(0.6);
+    present_[kGradWeightOut] = IsFused(c_.op) && present_[kWeight];
+    present_[kGradPosWeightOut] = IsFused(c_.op) && present_[kPosWeight];
+    present_[kLossOut] = c_.op == Operation::kLossAndAllGradients;
     shapes_[kOut] = OutputShape();
     if (present_[kLossOut]) {
       shapes_[kLossOut] = LossShape();
@@ -400,11 +400,11 @@ class CaseBuilder {
       dtypes_[AnyRole()] = UnsupportedDtype();
     }
     // kGradAll draws as before kLossOut (its highest role is kGradPosWeightOut), the others as before kGradAll
-    const int drawn_roles = GivesWeightGradients(c_.op) ? HighestRole() + 1 : kGradWeightOut;
+    const int drawn_roles = IsFused(c_.op) ? HighestRole() + 1 : kGradWeightOut;
     for (int role = 0; role < drawn_roles; ++role) {
       present_[role] = present_[role] && !random_.Chance(0.025);
     }
-    if (GivesWeightGradients(c_.op)) {
+    if (IsFused(c_.op)) {
       MismatchWeightGradients();
     }
   }
@@ -666,6 +666,6 @@ class CaseBuilder {
 
 }  // namespace
 
-Case BuildCase(uint64_t seed, std::optional<Op> op) { return CaseBuilder(seed).Build(op); }
+Case BuildCase(uint64_t seed, std::optional<Operation> op) { return CaseBuilder(seed).Build(op); }
 
 }  // namespace fuzz

@@ -74,7 +74,7 @@ enum class RunMode {
 };
 
 struct Case {
-  Op op = Op::kForward;
+  Operation op = Operation::kForward;
   int64_t reduction = 0;
   std::array<std::optional<Descriptor>, kRoles> tensors;  // nullopt: the argument is nullptr
   std::array<size_t, kRoles> storage_bytes = {};          // of each tensor's own storage
@@ -92,27 +92,27 @@ struct Case {
 };
 
 // The same seed always builds the same case: of one of the five single-output operations, or of `op`.
-Case BuildCase(uint64_t seed, std::optional<Op> op = std::nullopt);
+Case BuildCase(uint64_t seed, std::optional<Operation> op = std::nullopt);
 
 // The case in words, for findings.
 std::string Describe(const Case &c);
 
 // Whether the operation needs the tensor (an optional one may be nullptr). The weight gradients of kGradAll and
 // kLossAndAllGradients are needed where their inputs are given, and must be nullptr where not.
-bool IsRequired(Op op, Role role);
+bool IsRequired(Operation op, Role role);
 
 // The roles of op's arguments (tensors before outputs) and of its outputs, in the order of its C signature (for
 // kLossAndAllGradients: kLossOut, kOut, kGradTargetOut, kGradWeightOut, kGradPosWeightOut).
-std::vector<Role> RolesOf(Op op);
-std::vector<Role> OutputRoles(Op op);
+std::vector<Role> RolesOf(Operation op);
+std::vector<Role> OutputRoles(Operation op);
 
 // The single-output operation whose result op's output is, and whose float64 reference it is compared with: op
 // itself, or for the fused operations dx (out), dy (gradTarget), dw (gradWeight), dp (gradPosWeight) and the forward
 // (loss); kLossAndAllGradients's gradients for a gradOutput of 1.
-Op SingleOutputOp(Op op, Role output);
+Operation SingleOutputOp(Operation op, Role output);
 
 // The tensor whose dtype and shape an output has (docs/contract.md §5 Dtypes: each gradient has its argument's).
-Role OwnerOf(Op op, Role output);
+Role OwnerOf(Operation op, Role output);
 
 }  // namespace fuzz
 

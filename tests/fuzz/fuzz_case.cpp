@@ -44,9 +44,9 @@ enum Stream : uint64_t {
 
 // The fused operations whose cases go with a case, each from a stream of its own.
 constexpr struct {
-  Op op;
+  Operation op;
   Stream stream;
-} kCompanions[] = {{Op::kGradAll, kGradAllCase}, {Op::kLossAndAllGradients, kLossAndAllGradientsCase}};
+} kCompanions[] = {{Operation::kGradAll, kGradAllCase}, {Operation::kLossAndAllGradients, kLossAndAllGradientsCase}};
 
 uint64_t SplitMix(uint64_t value) {
   value += 0x9E3779B97F4A7C15ull;
@@ -178,7 +178,7 @@ struct PlanExpectation {
 class CaseRunner {
  public:
   // The case of case_seed: of a random single-output operation, or of op.
-  CaseRunner(uint64_t seed, uint64_t index, uint64_t case_seed, std::optional<Op> op, Stats *stats)
+  CaseRunner(uint64_t seed, uint64_t index, uint64_t case_seed, std::optional<Operation> op, Stats *stats)
       : seed_(seed), index_(index), case_seed_(case_seed), stats_(stats), case_(BuildCase(case_seed_, op)) {}
 
   // Case `index_` of the campaign: its own call, then, on streams of their own, perhaps one aclrtMemcpy and a
@@ -397,7 +397,7 @@ class CaseRunner {
   // place open; this is the adapter's). A loss output (the forward's, kLossAndAllGradients's) has the forward's
   // rules: target's dtype, and target's shape for none, else [] or [1].
   PlanExpectation ExpectedPlan() const {
-    const Op op = case_.op;
+    const Operation op = case_.op;
     std::vector<Role> roles = RolesOf(op);
     const auto failing = [&](auto &&fails) -> std::optional<Role> {
       const auto found = std::find_if(roles.begin(), roles.end(), [&](Role role) { return fails(role); });
@@ -441,7 +441,9 @@ class CaseRunner {
         return {ACLNN_ERR_PARAM_INVALID, role};
       }
     }
-    const auto reduced_loss = [&](Role r) { return SingleOutputOp(op, r) == Op::kForward && case_.reduction != 0; };
+    const auto reduced_loss = [&](Role r) {
+      return SingleOutputOp(op, r) == Operation::kForward && case_.reduction != 0;
+    };
     const auto wrong_output_shape = [&](Role r) {
       if (!IsOutput(r)) {
         return false;
@@ -545,16 +547,16 @@ class CaseRunner {
   // An operation other than the case's, whose phase 2 gets the case's executor: a single-output operation, drawn on
   // the phase-2 stream as before the fused operations, or instead a fused operation, each in turn drawn on a stream
   // of its own (so a case hands its executor to kGradAll where it did before kLossAndAllGradients).
-  Op OtherOp(Random &phase_two) const {
-    Op single;
+  Operation OtherOp(Random &phase_two) const {
+    Operation single;
     if (IsFused(case_.op)) {
-      single = static_cast<Op>(phase_two.Between(0, kSingleOutputOpCount - 1));
+      single = static_cast<Operation>(phase_two.Between(0, kSingleOutputOpCount - 1));
     } else {
       const int shift = static_cast<int>(phase_two.Between(1, kSingleOutputOpCount - 1));
-      single = static_cast<Op>((static_cast<int>(case_.op) + shift) % kSingleOutputOpCount);
+      single = static_cast<Operation>((static_cast<int>(case_.op) + shift) % kSingleOutputOpCount);
     }
     Random own(case_seed_ + kOtherOp);
-    for (Op fused : kFusedOps) {
+    for (Operation fused : kFusedOps) {
       if (fused != case_.op && own.Chance(kOtherOpIsFusedChance)) {
         return fused;
       }
@@ -784,7 +786,7 @@ class CaseRunner {
                              Array(kTarget),
                              OptionalArray(kWeight),
                              OptionalArray(kPosWeight),
-                             case_.op == Op::kForward ? std::nullopt : OptionalArray(kGrad),
+                             case_.op == Operation::kForward ? std::nullopt : OptionalArray(kGrad),
                              case_.reduction};
     Magnitudes magnitudes;
     magnitudes.x = MaxMagnitude(problem.x.values);
@@ -806,7 +808,7 @@ class CaseRunner {
 
   // Compares an output with its float64 reference; returns false where the bound is not finite (non-finite input).
   bool CompareWithReference(Role output, const test::RefResult &reference, const Magnitudes &magnitudes, double numel) {
-    const Op single = SingleOutputOp(case_.op, output);
+    const Operation single = SingleOutputOp(case_.op, output);
     const std::vector<double> *expected_by_op[kSingleOutputOpCount] = {&reference.loss, &reference.dx, &reference.dy,
                                                                        &reference.dw, &reference.dp};
     const std::vector<double> &expected = *expected_by_op[static_cast<int>(single)];
@@ -835,12 +837,12 @@ class CaseRunner {
 
   // The float32 error bound of one output of `single`: one element's bound per element summed into it, divided
   // for mean.
-  double ResultErrorBound(Op single, const Magnitudes &magnitudes, double numel, double outputs) const {
+  double ResultErrorBound(Operation single, const Magnitudes &magnitudes, double numel, double outputs) const {
     if (numel == 0) {
       return 0.0;
     }
-    const bool reduces =
-        single == Op::kGradWeight || single == Op::kGradPosWeight || (single == Op::kForward && case_.reduction != 0);
+    const bool reduces = single == Operation::kGradWeight || single == Operation::kGradPosWeight ||
+                         (single == Operation::kForward && case_.reduction != 0);
     const double summed = reduces ? numel / outputs : 1.0;
     const double scale = case_.reduction == 1 ? 1.0 / numel : 1.0;
     return ElementErrorBound(single, magnitudes) * summed * scale;
@@ -850,7 +852,7 @@ class CaseRunner {
 
   // A call that must give some of a fused operation's outputs, and those outputs.
   struct SeparateCall {
-    Op op;
+    Operation op;
     std::vector<Role> outputs;
   };
 
@@ -858,8 +860,9 @@ class CaseRunner {
   // gradOutput of 1 (the gradients), which the cases of kGradAll compare with the single-output operations in turn.
   std::vector<SeparateCall> SeparateCalls() const {
     const std::vector<Role> given = GivenOutputs();
-    if (case_.op == Op::kLossAndAllGradients) {  // given starts with the loss
-      return {{Op::kForward, {kLossOut}}, {Op::kGradAll, std::vector<Role>(given.begin() + 1, given.end())}};
+    if (case_.op == Operation::kLossAndAllGradients) {  // given starts with the loss
+      return {{Operation::kForward, {kLossOut}},
+              {Operation::kGradAll, std::vector<Role>(given.begin() + 1, given.end())}};
     }
     std::vector<SeparateCall> calls;
     for (Role output : given) {

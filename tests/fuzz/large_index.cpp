@@ -30,7 +30,7 @@
 
 namespace {
 
-using fuzz::Op;
+using fuzz::Operation;
 using test::Shape;
 
 constexpr int64_t kColumns = 1000;
@@ -131,7 +131,7 @@ struct Arguments {
 };
 
 // Both phases with an aclrtMalloc workspace; prints the failure and returns false if a call fails.
-bool RunOp(Op op, const Arguments &a, int64_t reduction, aclTensor *out) {
+bool RunOp(Operation op, const Arguments &a, int64_t reduction, aclTensor *out) {
   const fuzz::OpApi &api = fuzz::ApiOf(op);
   uint64_t workspace_size = 0;
   aclOpExecutor *executor = nullptr;
@@ -181,12 +181,12 @@ void CheckForward(const Inputs &inputs, const Terms &terms, const Arguments &arg
     }
     sum += row_sum;
   }
-  const double bound = fuzz::ElementErrorBound(Op::kForward, terms.magnitudes);
+  const double bound = fuzz::ElementErrorBound(Operation::kForward, terms.magnitudes);
   for (int64_t reduction : {2, 1}) {
     float out = std::nanf("");
     Tensor out_tensor({}, {}, ACL_FLOAT, {1}, &out);
     const auto start = std::chrono::steady_clock::now();
-    const bool ran = RunOp(Op::kForward, arguments, reduction, out_tensor.get());
+    const bool ran = RunOp(Operation::kForward, arguments, reduction, out_tensor.get());
     const double expected = reduction == 2 ? sum : sum / static_cast<double>(inputs.numel);
     const double scaled_bound = reduction == 2 ? bound * static_cast<double>(inputs.numel) : bound;
     Record(tally, reduction == 2 ? "forward, reduction sum" : "forward, reduction mean",
@@ -203,9 +203,9 @@ void CheckGradWeight(const Inputs &inputs, const Terms &terms, const Arguments &
   std::vector<float> out(kColumns, std::nanf(""));
   Tensor out_tensor({kColumns}, {1}, ACL_FLOAT, {kColumns}, out.data());
   const auto start = std::chrono::steady_clock::now();
-  const bool ran = RunOp(Op::kGradWeight, arguments, 1, out_tensor.get());
+  const bool ran = RunOp(Operation::kGradWeight, arguments, 1, out_tensor.get());
   const double numel = static_cast<double>(inputs.numel);
-  const double bound = fuzz::ElementErrorBound(Op::kGradWeight, terms.magnitudes) * inputs.rows / numel;
+  const double bound = fuzz::ElementErrorBound(Operation::kGradWeight, terms.magnitudes) * inputs.rows / numel;
   int64_t wrong = 0;
   double worst = 0.0;
   for (int64_t c = 0; c < kColumns; ++c) {
@@ -220,7 +220,7 @@ void CheckGradWeight(const Inputs &inputs, const Terms &terms, const Arguments &
 
 void CheckGradSelf(const Inputs &inputs, const Terms &terms, const Arguments &arguments, Tally *tally) {
   // The accepted float16 interval of every (logit, column) pair's value.
-  const double bound = fuzz::ElementErrorBound(Op::kGradSelf, terms.magnitudes);
+  const double bound = fuzz::ElementErrorBound(Operation::kGradSelf, terms.magnitudes);
   std::vector<float> lowest(terms.dx.size()), highest(terms.dx.size());
   for (size_t pair = 0; pair < terms.dx.size(); ++pair) {
     lowest[pair] = static_cast<float>(test::RoundToDtype(terms.dx[pair] - bound, ACL_FLOAT16));
@@ -235,7 +235,7 @@ void CheckGradSelf(const Inputs &inputs, const Terms &terms, const Arguments &ar
   std::fill_n(out.get(), inputs.numel, kFloat16NaN);
   Tensor out_tensor({inputs.rows, kColumns}, {kColumns, 1}, ACL_FLOAT16, {inputs.numel}, out.get());
   const auto start = std::chrono::steady_clock::now();
-  const bool ran = RunOp(Op::kGradSelf, arguments, 0, out_tensor.get());
+  const bool ran = RunOp(Operation::kGradSelf, arguments, 0, out_tensor.get());
   const double seconds = Seconds(start);
   int64_t wrong = 0;
   int64_t first_wrong = -1;

@@ -7,21 +7,20 @@
 #define MS_BCEWL_TESTS_FUZZ_OPS_H_
 
 #include "aclnn/acl_meta.h"
+#include "ms_bcewl/operations.h"
 
 namespace fuzz {
 
-// The single-output operations first; then the fused operations: the gradients of every input, and the loss with
-// the gradients of every input for a gradOutput of 1.
-enum class Op { kForward, kGradSelf, kGradTarget, kGradWeight, kGradPosWeight, kGradAll, kLossAndAllGradients };
-constexpr int kOpCount = 7;
-constexpr int kSingleOutputOpCount = 5;  // the operations before kGradAll
-constexpr Op kFusedOps[] = {Op::kGradAll, Op::kLossAndAllGradients};
+using ms_bcewl::Operation;
+using ms_bcewl::TakesGradOutput;
+
+// The list of operations has the single-output ones first; then the fused ones, which give the gradients of every
+// input (of weight and pos_weight each exactly with its input), the second also the loss for a gradOutput of 1.
+constexpr int kSingleOutputOpCount = static_cast<int>(Operation::kGradAll);
+constexpr Operation kFusedOps[] = {Operation::kGradAll, Operation::kLossAndAllGradients};
 constexpr int kMaxOutputs = 5;
 
-inline bool IsFused(Op op) { return static_cast<int>(op) >= kSingleOutputOpCount; }
-inline bool TakesGradOutput(Op op) { return op != Op::kForward && op != Op::kLossAndAllGradients; }
-// The operations whose outputs include the gradients of weight and pos_weight (each given exactly with its input).
-inline bool GivesWeightGradients(Op op) { return op == Op::kGradAll || op == Op::kLossAndAllGradients; }
+inline bool IsFused(Operation op) { return ms_bcewl::GivesAllGradients(op); }
 
 using PlanFunction = aclnnStatus (*)(const aclTensor *grad_output, const aclTensor *self, const aclTensor *target,
                                      const aclTensor *weight, const aclTensor *pos_weight, int64_t reduction,
@@ -32,7 +31,7 @@ using RunFunction = aclnnStatus (*)(void *workspace, uint64_t workspace_size, ac
                                     aclrtStream stream);
 
 struct OpApi {
-  const char *name;  // forward, dx, dy, dw, dp, dx+dy+dw+dp, loss+dx+dy+dw+dp
+  const char *name;  // the operation's name in the list of operations
   const char *plan_name;
   const char *run_name;
   PlanFunction plan;
@@ -41,7 +40,7 @@ struct OpApi {
   const char *output_names[kMaxOutputs];
 };
 
-const OpApi &ApiOf(Op op);
+OpApi ApiOf(Operation op);
 
 }  // namespace fuzz
 

@@ -26,33 +26,34 @@ double MaxMagnitude(const std::vector<double> &values) {
 }
 
 // The magnitudes of the terms of docs/contract.md §2 Loss and gradients, with |logsig(+-x)| <= |x| + log 2.
-double ElementErrorBound(Op op, const Magnitudes &m) {
+double ElementErrorBound(Operation op, const Magnitudes &m) {
   const double log_sigmoid = m.x + std::log(2.0);
   const double one_minus_y = 1.0 + m.y;
   const double log_sigmoid_factor = 1.0 + (m.p + 1.0) * m.y;  // |1 + (p - 1) * y|
   const double unweighted_loss = one_minus_y * m.x + log_sigmoid_factor * log_sigmoid;
   double terms = 0.0;
   switch (op) {
-    case Op::kForward:
+    case Operation::kForward:
       terms = m.w * unweighted_loss;
       break;
-    case Op::kGradSelf:
+    case Operation::kGradSelf:
       terms = m.w * m.g * (2.0 * m.p * m.y + one_minus_y);
       break;
-    case Op::kGradTarget:
+    case Operation::kGradTarget:
       terms = m.w * m.g * (1.0 + m.p) * log_sigmoid;
       break;
-    case Op::kGradWeight:
+    case Operation::kGradWeight:
       terms = m.g * unweighted_loss;
       break;
-    case Op::kGradPosWeight:
+    case Operation::kGradPosWeight:
       terms = m.w * m.y * log_sigmoid * m.g;
       break;
-    case Op::kGradAll:  // each output has its own bound; this is the largest
-      return std::fmax(std::fmax(ElementErrorBound(Op::kGradSelf, m), ElementErrorBound(Op::kGradTarget, m)),
-                       std::fmax(ElementErrorBound(Op::kGradWeight, m), ElementErrorBound(Op::kGradPosWeight, m)));
-    case Op::kLossAndAllGradients:
-      return std::fmax(ElementErrorBound(Op::kForward, m), ElementErrorBound(Op::kGradAll, m));
+    case Operation::kGradAll:  // each output has its own bound; this is the largest
+      return std::fmax(
+          std::fmax(ElementErrorBound(Operation::kGradSelf, m), ElementErrorBound(Operation::kGradTarget, m)),
+          std::fmax(ElementErrorBound(Operation::kGradWeight, m), ElementErrorBound(Operation::kGradPosWeight, m)));
+    case Operation::kLossAndAllGradients:
+      return std::fmax(ElementErrorBound(Operation::kForward, m), ElementErrorBound(Operation::kGradAll, m));
   }
   return kFloat32Roundings * kFloat32Epsilon * terms;
 }

@@ -26,7 +26,7 @@ struct Magnitudes {
 double MaxMagnitude(const std::vector<double> &values);
 
 // A bound on the absolute float32 error of one element's value of op (before the mean's division).
-double ElementErrorBound(Op op, const Magnitudes &magnitudes);
+double ElementErrorBound(Operation op, const Magnitudes &magnitudes);
 
 // Whether actual is an acceptable result of the given output dtype for an exact value `expected` that the float32
 // computation knows to within `bound`: actual lies between expected -/+ bound, each rounded to dtype. NaN

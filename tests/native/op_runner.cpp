@@ -5,30 +5,17 @@
 #include <cstdio>
 #include <functional>
 #include <random>
+#include <stdexcept>
 
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
+#include "aclnnop/aclnn_binary_cross_entropy_with_logits_all_backward.h"
+#include "aclnnop/aclnn_binary_cross_entropy_with_logits_and_all_gradients.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_weight_backward.h"
 #include "test_harness.h"
 
 namespace test {
-
-const char *OpName(Op op) {
-  switch (op) {
-    case Op::kForward:
-      return "forward";
-    case Op::kGradSelf:
-      return "dx";
-    case Op::kGradTarget:
-      return "dy";
-    case Op::kGradWeight:
-      return "dw";
-    case Op::kGradPosWeight:
-      return "dp";
-  }
-  return "?";
-}
 
 namespace {
 
@@ -45,18 +32,15 @@ const PlanGradient kPlanGradient[] = {
     aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorkspaceSize,
 };
 
-const Run kRun[] = {
-    aclnnBinaryCrossEntropyWithLogits,
-    aclnnBinaryCrossEntropyWithLogitsBackward,
-    aclnnBinaryCrossEntropyWithLogitsTargetBackward,
-    aclnnBinaryCrossEntropyWithLogitsWeightBackward,
-    aclnnBinaryCrossEntropyWithLogitsPosWeightBackward,
-};
+#define MS_BCEWL_RUN_FUNCTION(name, enumerator, function, ...) function,
+const Run kRun[] = {MS_BCEWL_FOR_EACH_OPERATION(MS_BCEWL_RUN_FUNCTION, )};
+#undef MS_BCEWL_RUN_FUNCTION
 
 }  // namespace
 
-aclnnStatus PlanOp(Op op, const OpTensors &t, int64_t reduction, uint64_t *workspace_size, aclOpExecutor **executor) {
-  if (op == Op::kForward) {
+aclnnStatus PlanOp(Operation op, const OpTensors &t, int64_t reduction, uint64_t *workspace_size,
+                   aclOpExecutor **executor) {
+  if (op == Operation::kForward) {
     return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(t.self, t.target, t.weight, t.pos_weight, reduction, t.out,
                                                              workspace_size, executor);
   }
@@ -64,7 +48,8 @@ aclnnStatus PlanOp(Op op, const OpTensors &t, int64_t reduction, uint64_t *works
                                              workspace_size, executor);
 }
 
-aclnnStatus ExecuteOp(Op op, void *workspace, uint64_t workspace_size, aclOpExecutor *executor, aclrtStream stream) {
+aclnnStatus ExecuteOp(Operation op, void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
+                      aclrtStream stream) {
   return kRun[static_cast<int>(op)](workspace, workspace_size, executor, stream);
 }
 
@@ -88,7 +73,7 @@ aclnnStatus RunTwoPhases(const std::function<aclnnStatus(uint64_t *, aclOpExecut
   return status;
 }
 
-aclnnStatus RunOp(Op op, const OpTensors &tensors, int64_t reduction) {
+aclnnStatus RunOp(Operation op, const OpTensors &tensors, int64_t reduction) {
   return RunTwoPhases(
       [&](uint64_t *workspace_size, aclOpExecutor **executor) {
         return PlanOp(op, tensors, reduction, workspace_size, executor);
@@ -119,10 +104,10 @@ const char *DtypeName(aclDataType dtype) {
 
 }  // namespace
 
-std::string Describe(Op op, const Scenario &s) {
+std::string Describe(Operation op, const Scenario &s) {
   const auto name = DtypeName;
-  std::string text =
-      std::string(OpName(op)) + " self" + ShapeText(s.shape) + ":" + name(s.dtypes.x) + " target:" + name(s.dtypes.y);
+  std::string text = std::string(OperationName(op)) + " self" + ShapeText(s.shape) + ":" + name(s.dtypes.x) +
+                     " target:" + name(s.dtypes.y);
   if (s.w_shape) {
     text += " weight" + ShapeText(*s.w_shape) + ":" + name(s.dtypes.w);
   }
@@ -204,43 +189,49 @@ OpTensors ScenarioInputs::Tensors(aclTensor *out) const {
   return OpTensors{g->get(), x->get(), y->get(), get(w), get(p), out};
 }
 
-std::unique_ptr<HostTensor> MakeOutput(Op op, const Scenario &s) {
+std::unique_ptr<HostTensor> MakeOutput(Operation op, const Scenario &s) {
   std::unique_ptr<HostTensor> out;
   switch (op) {
-    case Op::kForward:
+    case Operation::kForward:
       out = MakeTensor(s.reduction == 0 ? s.shape : Shape{}, s.dtypes.y, s.layout);
       break;
-    case Op::kGradSelf:
+    case Operation::kGradSelf:
       out = MakeTensor(s.shape, s.dtypes.x, s.layout);
       break;
-    case Op::kGradTarget:
+    case Operation::kGradTarget:
       out = MakeTensor(s.shape, s.dtypes.y, s.layout);
       break;
-    case Op::kGradWeight:
+    case Operation::kGradWeight:
       out = MakeTensor(*s.w_shape, s.dtypes.w, s.layout);
       break;
-    case Op::kGradPosWeight:
+    case Operation::kGradPosWeight:
       out = MakeTensor(*s.p_shape, s.dtypes.p, s.layout);
       break;
+    case Operation::kGradAll:
+    case Operation::kLossAndAllGradients:
+      throw std::invalid_argument("MakeOutput makes the output of a single-output operation");
   }
   out->FillStorage(kSentinel);
   return out;
 }
 
-std::vector<double> ExpectedOutput(Op op, const RefResult &reference) {
+std::vector<double> ExpectedOutput(Operation op, const RefResult &reference) {
   switch (op) {
-    case Op::kForward:
+    case Operation::kForward:
       return reference.loss;
-    case Op::kGradSelf:
+    case Operation::kGradSelf:
       return reference.dx;
-    case Op::kGradTarget:
+    case Operation::kGradTarget:
       return reference.dy;
-    case Op::kGradWeight:
+    case Operation::kGradWeight:
       return reference.dw;
-    case Op::kGradPosWeight:
+    case Operation::kGradPosWeight:
       return reference.dp;
+    case Operation::kGradAll:
+    case Operation::kLossAndAllGradients:
+      break;
   }
-  return {};
+  throw std::invalid_argument("ExpectedOutput gives the output of a single-output operation");
 }
 
 namespace {
@@ -289,7 +280,7 @@ bool Close(const std::vector<double> &actual, const std::vector<double> &expecte
   return true;
 }
 
-void ExpectScenarioMatchesReference(Op op, const Scenario &scenario) {
+void ExpectScenarioMatchesReference(Operation op, const Scenario &scenario) {
   ScenarioInputs inputs(scenario);
   auto out = MakeOutput(op, scenario);
   const aclnnStatus status = RunOp(op, inputs.Tensors(out->get()), scenario.reduction);
@@ -318,13 +309,13 @@ std::unique_ptr<HostTensor> OptionalFloat32Tensor(const std::optional<RefArray> 
   return array ? Float32Tensor(*array) : nullptr;
 }
 
-Shape OutputShape(Op op, const Float32Inputs &inputs, int64_t reduction) {
+Shape OutputShape(Operation op, const Float32Inputs &inputs, int64_t reduction) {
   switch (op) {
-    case Op::kForward:
+    case Operation::kForward:
       return reduction == 0 ? inputs.x.shape : Shape{};
-    case Op::kGradWeight:
+    case Operation::kGradWeight:
       return inputs.w->shape;
-    case Op::kGradPosWeight:
+    case Operation::kGradPosWeight:
       return inputs.p->shape;
     default:
       return inputs.x.shape;
@@ -333,7 +324,7 @@ Shape OutputShape(Op op, const Float32Inputs &inputs, int64_t reduction) {
 
 }  // namespace
 
-std::vector<double> RunFloat32(Op op, const Float32Inputs &inputs, int64_t reduction, aclnnStatus *status) {
+std::vector<double> RunFloat32(Operation op, const Float32Inputs &inputs, int64_t reduction, aclnnStatus *status) {
   auto x = Float32Tensor(inputs.x);
   auto y = Float32Tensor(inputs.y);
   auto w = OptionalFloat32Tensor(inputs.w);
@@ -358,7 +349,7 @@ Float32Inputs MindSporeDocExample() {
 }
 
 void ExpectValidCallStillRight() {
-  const std::vector<double> mean = RunFloat32(Op::kForward, MindSporeDocExample(), 1);
+  const std::vector<double> mean = RunFloat32(Operation::kForward, MindSporeDocExample(), 1);
   EXPECT_MSG(mean.size() == 1 && std::fabs(mean[0] - kMindSporeDocMean) < 1e-6,
              "a valid call after an error returned " + (mean.empty() ? std::string("an error") : NumberText(mean[0])));
 }

@@ -1,4 +1,5 @@
-// Calls any of the five two-phase operations through the public API, and builds the tensors of a test scenario.
+// Calls any of the five single-output two-phase operations through the public API, and builds the tensors of a test
+// scenario.
 #ifndef MS_BCEWL_TESTS_NATIVE_OP_RUNNER_H_
 #define MS_BCEWL_TESTS_NATIVE_OP_RUNNER_H_
 
@@ -10,15 +11,17 @@
 
 #include "acl/acl.h"
 #include "host_tensor.h"
+#include "ms_bcewl/operations.h"
 #include "reference_bcewl.h"
 
 namespace test {
 
-enum class Op { kForward, kGradSelf, kGradTarget, kGradWeight, kGradPosWeight };
+using ms_bcewl::Operation;
+using ms_bcewl::OperationName;
 
-constexpr Op kAllOps[] = {Op::kForward, Op::kGradSelf, Op::kGradTarget, Op::kGradWeight, Op::kGradPosWeight};
-
-const char *OpName(Op op);
+// The operations with one output, which the helpers below run; the fused ones have tests of their own.
+constexpr Operation kSingleOutputOperations[] = {Operation::kForward, Operation::kGradSelf, Operation::kGradTarget,
+                                                 Operation::kGradWeight, Operation::kGradPosWeight};
 
 struct OpTensors {
   const aclTensor *grad = nullptr;  // ignored by the forward
@@ -29,16 +32,16 @@ struct OpTensors {
   aclTensor *out = nullptr;
 };
 
-aclnnStatus PlanOp(Op op, const OpTensors &tensors, int64_t reduction, uint64_t *workspace_size,
+aclnnStatus PlanOp(Operation op, const OpTensors &tensors, int64_t reduction, uint64_t *workspace_size,
                    aclOpExecutor **executor);
-aclnnStatus ExecuteOp(Op op, void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
+aclnnStatus ExecuteOp(Operation op, void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
                       aclrtStream stream = nullptr);
 // Phase 1 (plan), a workspace from aclrtMalloc when one is needed, phase 2 (run); the first failing status, or
 // success.
 aclnnStatus RunTwoPhases(const std::function<aclnnStatus(uint64_t *, aclOpExecutor **)> &plan,
                          const std::function<aclnnStatus(void *, uint64_t, aclOpExecutor *)> &run);
 // RunTwoPhases of op.
-aclnnStatus RunOp(Op op, const OpTensors &tensors, int64_t reduction);
+aclnnStatus RunOp(Operation op, const OpTensors &tensors, int64_t reduction);
 
 enum class Layout {
   kContiguous,
@@ -65,7 +68,7 @@ struct Scenario {
   uint64_t seed = 1;
 };
 
-std::string Describe(Op op, const Scenario &scenario);
+std::string Describe(Operation op, const Scenario &scenario);
 
 std::unique_ptr<HostTensor> MakeTensor(const Shape &shape, aclDataType dtype, Layout layout);
 
@@ -86,10 +89,10 @@ class ScenarioInputs {
 
 // The output tensor an operation needs (the owner's shape and dtype), with every storage element set to a
 // sentinel so that writes outside the view show.
-std::unique_ptr<HostTensor> MakeOutput(Op op, const Scenario &scenario);
+std::unique_ptr<HostTensor> MakeOutput(Operation op, const Scenario &scenario);
 constexpr double kSentinel = 768.0;  // exact in float32, float16 and bfloat16
 
-std::vector<double> ExpectedOutput(Op op, const RefResult &reference);
+std::vector<double> ExpectedOutput(Operation op, const RefResult &reference);
 
 // Whether every actual value is within the tolerance of the output dtype of the expected one (NaN matches NaN,
 // infinities match exactly); describes the first mismatch in *why.
@@ -97,7 +100,7 @@ bool Close(const std::vector<double> &actual, const std::vector<double> &expecte
 
 // Runs op on the scenario's random inputs and compares its output with the float64 reference: values within
 // the output dtype's tolerance, nothing written outside the output view. Records a failure naming the scenario.
-void ExpectScenarioMatchesReference(Op op, const Scenario &scenario);
+void ExpectScenarioMatchesReference(Operation op, const Scenario &scenario);
 
 // Runs op on float32 contiguous inputs (w, p, g optional) and returns the output values (empty on failure).
 struct Float32Inputs {
@@ -107,7 +110,8 @@ struct Float32Inputs {
   std::optional<RefArray> p;
   std::optional<RefArray> g;
 };
-std::vector<double> RunFloat32(Op op, const Float32Inputs &inputs, int64_t reduction, aclnnStatus *status = nullptr);
+std::vector<double> RunFloat32(Operation op, const Float32Inputs &inputs, int64_t reduction,
+                               aclnnStatus *status = nullptr);
 
 // The MindSpore documentation example (x, y of shape (2, 3), w = p = ones(3)): its mean is 0.34636119.
 Float32Inputs MindSporeDocExample();

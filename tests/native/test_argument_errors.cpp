@@ -13,7 +13,7 @@
 namespace {
 
 using test::HostTensor;
-using test::Op;
+using test::Operation;
 using test::OpTensors;
 using test::Shape;
 
@@ -39,14 +39,14 @@ struct Arguments {
   HostTensor f32_3x2{{3, 2}, ACL_FLOAT};
   HostTensor f32_4{{4}, ACL_FLOAT};
 
-  OpTensors For(Op op) {
-    const bool weight_shaped = op == Op::kGradWeight || op == Op::kGradPosWeight;
+  OpTensors For(Operation op) {
+    const bool weight_shaped = op == Operation::kGradWeight || op == Operation::kGradPosWeight;
     return OpTensors{grad.get(),   self.get(),       target.get(),
                      weight.get(), pos_weight.get(), weight_shaped ? out_like_weight.get() : out_like_self.get()};
   }
 };
 
-const char *OutName(Op op) {
+const char *OutName(Operation op) {
   static const char *kNames[] = {"out", "out", "gradTarget", "gradWeight", "gradPosWeight"};
   return kNames[static_cast<int>(op)];
 }
@@ -60,117 +60,130 @@ struct Call {
 
 struct ErrorCase {
   std::string name;
-  std::function<bool(Op)> applies;
-  std::function<void(Arguments &, Op, Call &)> break_call;
+  std::function<bool(Operation)> applies;
+  std::function<void(Arguments &, Operation, Call &)> break_call;
   aclnnStatus expected;
   std::vector<std::string> words;  // the message names them; "{out}" stands for the output's name
 };
 
-std::function<bool(Op)> AllOps() {
-  return [](Op) { return true; };
+std::function<bool(Operation)> AllOps() {
+  return [](Operation) { return true; };
 }
-std::function<bool(Op)> Gradients() {
-  return [](Op op) { return op != Op::kForward; };
+std::function<bool(Operation)> Gradients() {
+  return [](Operation op) { return op != Operation::kForward; };
 }
-std::function<bool(Op)> Only(Op wanted) {
-  return [wanted](Op op) { return op == wanted; };
+std::function<bool(Operation)> Only(Operation wanted) {
+  return [wanted](Operation op) { return op == wanted; };
 }
 
 std::vector<ErrorCase> ErrorCases() {
   constexpr aclnnStatus kNull = ACLNN_ERR_PARAM_NULLPTR;
   constexpr aclnnStatus kInvalid = ACLNN_ERR_PARAM_INVALID;
   return {
-      {"null_self", AllOps(), [](Arguments &, Op, Call &c) { c.tensors.self = nullptr; }, kNull, {"self is null"}},
-      {"null_target", AllOps(), [](Arguments &, Op, Call &c) { c.tensors.target = nullptr; }, kNull, {"target"}},
-      {"null_out", AllOps(), [](Arguments &, Op, Call &c) { c.tensors.out = nullptr; }, kNull, {"{out} is null"}},
+      {"null_self",
+       AllOps(),
+       [](Arguments &, Operation, Call &c) { c.tensors.self = nullptr; },
+       kNull,
+       {"self is null"}},
+      {"null_target", AllOps(), [](Arguments &, Operation, Call &c) { c.tensors.target = nullptr; }, kNull, {"target"}},
+      {"null_out",
+       AllOps(),
+       [](Arguments &, Operation, Call &c) { c.tensors.out = nullptr; },
+       kNull,
+       {"{out} is null"}},
       {"null_grad_output",
        Gradients(),
-       [](Arguments &, Op, Call &c) { c.tensors.grad = nullptr; },
+       [](Arguments &, Operation, Call &c) { c.tensors.grad = nullptr; },
        kNull,
        {"gradOutput"}},
       {"null_weight_of_dw",
-       Only(Op::kGradWeight),
-       [](Arguments &, Op, Call &c) { c.tensors.weight = nullptr; },
+       Only(Operation::kGradWeight),
+       [](Arguments &, Operation, Call &c) { c.tensors.weight = nullptr; },
        kNull,
        {"weight is null"}},
       {"null_pos_weight_of_dp",
-       Only(Op::kGradPosWeight),
-       [](Arguments &, Op, Call &c) { c.tensors.pos_weight = nullptr; },
+       Only(Operation::kGradPosWeight),
+       [](Arguments &, Operation, Call &c) { c.tensors.pos_weight = nullptr; },
        kNull,
        {"posWeight is null"}},
       {"null_workspace_size",
        AllOps(),
-       [](Arguments &, Op, Call &c) { c.null_workspace_size = true; },
+       [](Arguments &, Operation, Call &c) { c.null_workspace_size = true; },
        kNull,
        {"workspaceSize"}},
-      {"null_executor", AllOps(), [](Arguments &, Op, Call &c) { c.null_executor = true; }, kNull, {"executor"}},
+      {"null_executor", AllOps(), [](Arguments &, Operation, Call &c) { c.null_executor = true; }, kNull, {"executor"}},
       {"double_self",
        AllOps(),
-       [](Arguments &a, Op, Call &c) { c.tensors.self = a.double_2x3.get(); },
+       [](Arguments &a, Operation, Call &c) { c.tensors.self = a.double_2x3.get(); },
        kInvalid,
        {"self", "DOUBLE"}},
       {"int32_weight",
        AllOps(),
-       [](Arguments &a, Op, Call &c) { c.tensors.weight = a.int32_3.get(); },
+       [](Arguments &a, Operation, Call &c) { c.tensors.weight = a.int32_3.get(); },
        kInvalid,
        {"weight", "INT32"}},
       {"out_dtype_not_the_owners",
        AllOps(),
-       [](Arguments &a, Op op, Call &c) {
-         const bool weight_shaped = op == Op::kGradWeight || op == Op::kGradPosWeight;
+       [](Arguments &a, Operation op, Call &c) {
+         const bool weight_shaped = op == Operation::kGradWeight || op == Operation::kGradPosWeight;
          c.tensors.out = weight_shaped ? a.half_3.get() : a.half_2x3.get();
        },
        kInvalid,
        {"{out} has dtype FLOAT16"}},
-      {"reduction_3", AllOps(), [](Arguments &, Op, Call &c) { c.reduction = 3; }, kInvalid, {"reduction 3"}},
-      {"reduction_minus_1", AllOps(), [](Arguments &, Op, Call &c) { c.reduction = -1; }, kInvalid, {"reduction -1"}},
+      {"reduction_3", AllOps(), [](Arguments &, Operation, Call &c) { c.reduction = 3; }, kInvalid, {"reduction 3"}},
+      {"reduction_minus_1",
+       AllOps(),
+       [](Arguments &, Operation, Call &c) { c.reduction = -1; },
+       kInvalid,
+       {"reduction -1"}},
       {"rank_9_self",
        AllOps(),
-       [](Arguments &a, Op, Call &c) { c.tensors.self = a.rank9.get(); },
+       [](Arguments &a, Operation, Call &c) { c.tensors.self = a.rank9.get(); },
        kInvalid,
        {"self", "9 dims"}},
       {"target_shape_differs",
        AllOps(),
-       [](Arguments &a, Op, Call &c) { c.tensors.target = a.f32_2x1x3.get(); },
+       [](Arguments &a, Operation, Call &c) { c.tensors.target = a.f32_2x1x3.get(); },
        kInvalid,
        {"[2,3]", "[2,1,3]"}},
       {"weight_enlarges_self",
-       Only(Op::kForward),
-       [](Arguments &a, Op, Call &c) { c.tensors.weight = a.f32_1x2x3.get(); },
+       Only(Operation::kForward),
+       [](Arguments &a, Operation, Call &c) { c.tensors.weight = a.f32_1x2x3.get(); },
        kInvalid,
        {"weightOptional", "[1,2,3]"}},
       {"pos_weight_not_broadcastable",
-       Only(Op::kForward),
-       [](Arguments &a, Op, Call &c) { c.tensors.pos_weight = a.f32_2.get(); },
+       Only(Operation::kForward),
+       [](Arguments &a, Operation, Call &c) { c.tensors.pos_weight = a.f32_2.get(); },
        kInvalid,
        {"posWeightOptional"}},
       {"grad_output_not_broadcastable",
        Gradients(),
-       [](Arguments &a, Op, Call &c) { c.tensors.grad = a.f32_3x2.get(); },
+       [](Arguments &a, Operation, Call &c) { c.tensors.grad = a.f32_3x2.get(); },
        kInvalid,
        {"gradOutput", "[3,2]"}},
       {"out_shape_wrong",
        AllOps(),
-       [](Arguments &a, Op op, Call &c) {
+       [](Arguments &a, Operation op, Call &c) {
          c.reduction = 0;
-         c.tensors.out = op == Op::kGradWeight || op == Op::kGradPosWeight ? a.f32_4.get() : a.f32_3x2.get();
+         c.tensors.out =
+             op == Operation::kGradWeight || op == Operation::kGradPosWeight ? a.f32_4.get() : a.f32_3x2.get();
        },
        kInvalid,
        {"{out} has shape"}},
       {"mean_out_not_scalar",
-       Only(Op::kForward),
-       [](Arguments &a, Op, Call &c) { c.tensors.out = a.f32_2.get(); },
+       Only(Operation::kForward),
+       [](Arguments &a, Operation, Call &c) { c.tensors.out = a.f32_2.get(); },
        kInvalid,
        {"[] or [1]"}},
       {"gradient_out_scalar_for_mean",
-       Only(Op::kGradSelf),
-       [](Arguments &a, Op, Call &c) { c.tensors.out = a.out_scalar.get(); },
+       Only(Operation::kGradSelf),
+       [](Arguments &a, Operation, Call &c) { c.tensors.out = a.out_scalar.get(); },
        kInvalid,
        {"out has shape []"}},
       // Precedence: the earlier check wins.
       {"null_self_before_bad_dtype",
        AllOps(),
-       [](Arguments &a, Op, Call &c) {
+       [](Arguments &a, Operation, Call &c) {
          c.tensors.self = nullptr;
          c.tensors.target = a.double_2x3.get();
        },
@@ -178,7 +191,7 @@ std::vector<ErrorCase> ErrorCases() {
        {"self is null"}},
       {"null_workspace_size_before_bad_dtype",
        AllOps(),
-       [](Arguments &a, Op, Call &c) {
+       [](Arguments &a, Operation, Call &c) {
          c.null_workspace_size = true;
          c.tensors.self = a.double_2x3.get();
        },
@@ -186,7 +199,7 @@ std::vector<ErrorCase> ErrorCases() {
        {"workspaceSize"}},
       {"dtype_before_reduction",
        AllOps(),
-       [](Arguments &a, Op, Call &c) {
+       [](Arguments &a, Operation, Call &c) {
          c.tensors.target = a.double_2x3.get();
          c.reduction = 7;
        },
@@ -194,7 +207,7 @@ std::vector<ErrorCase> ErrorCases() {
        {"target", "DOUBLE"}},
       {"reduction_before_shape",
        AllOps(),
-       [](Arguments &a, Op, Call &c) {
+       [](Arguments &a, Operation, Call &c) {
          c.tensors.target = a.f32_2x1x3.get();
          c.reduction = 7;
        },
@@ -203,7 +216,7 @@ std::vector<ErrorCase> ErrorCases() {
   };
 }
 
-bool Mentions(const std::string &message, std::string word, Op op) {
+bool Mentions(const std::string &message, std::string word, Operation op) {
   const size_t placeholder = word.find("{out}");
   if (placeholder != std::string::npos) {
     word.replace(placeholder, 5, OutName(op));
@@ -211,7 +224,7 @@ bool Mentions(const std::string &message, std::string word, Op op) {
   return message.find(word) != std::string::npos;
 }
 
-void ExpectError(const ErrorCase &error, Op op) {
+void ExpectError(const ErrorCase &error, Operation op) {
   Arguments arguments;
   Call call{arguments.For(op)};
   error.break_call(arguments, op, call);
@@ -231,9 +244,9 @@ void ExpectError(const ErrorCase &error, Op op) {
 
 bool RegisterErrorCases() {
   for (const ErrorCase &error : ErrorCases()) {
-    for (Op op : test::kAllOps) {
+    for (Operation op : test::kSingleOutputOperations) {
       if (error.applies(op)) {
-        test::RegisterTest("argument_error " + error.name + " " + test::OpName(op),
+        test::RegisterTest("argument_error " + error.name + " " + test::OperationName(op),
                            [error, op] { ExpectError(error, op); });
       }
     }
@@ -249,11 +262,11 @@ TEST_CASE(argument_error_tensor_with_elements_but_no_data) {
   const int64_t dims[] = {2, 3};
   aclTensor *dataless = aclCreateTensor(dims, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, dims, 2, nullptr);
   Arguments arguments;
-  OpTensors tensors = arguments.For(Op::kForward);
+  OpTensors tensors = arguments.For(Operation::kForward);
   tensors.target = dataless;
   uint64_t workspace_size = 0;
   aclOpExecutor *executor = nullptr;
-  EXPECT_EQ(test::PlanOp(Op::kForward, tensors, 0, &workspace_size, &executor), ACLNN_ERR_PARAM_NULLPTR);
+  EXPECT_EQ(test::PlanOp(Operation::kForward, tensors, 0, &workspace_size, &executor), ACLNN_ERR_PARAM_NULLPTR);
   EXPECT_TRUE(std::strstr(aclGetRecentErrMsg(), "target") != nullptr);
   aclDestroyTensor(dataless);
   test::ExpectValidCallStillRight();
@@ -262,7 +275,7 @@ TEST_CASE(argument_error_tensor_with_elements_but_no_data) {
 // As in CANN, an empty self skips the broadcast checks (nothing is read): a mean is NaN whatever the weight.
 TEST_CASE(argument_empty_self_skips_broadcast_checks) {
   HostTensor self({5, 0, 3}, ACL_FLOAT), target({5, 0, 3}, ACL_FLOAT), weight({2}, ACL_FLOAT), out({}, ACL_FLOAT);
-  EXPECT_EQ(test::RunOp(Op::kForward, {nullptr, self.get(), target.get(), weight.get(), nullptr, out.get()}, 1),
+  EXPECT_EQ(test::RunOp(Operation::kForward, {nullptr, self.get(), target.get(), weight.get(), nullptr, out.get()}, 1),
             ACLNN_SUCCESS);
   EXPECT_TRUE(std::isnan(out.Values()[0]));
 }

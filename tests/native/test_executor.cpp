@@ -12,7 +12,7 @@
 namespace {
 
 using test::HostTensor;
-using test::Op;
+using test::Operation;
 
 bool MessageMentions(const char *word) { return std::strstr(aclGetRecentErrMsg(), word) != nullptr; }
 
@@ -33,7 +33,7 @@ struct MultiBlockMean {
 
   aclOpExecutor *Plan(uint64_t *workspace_size) {
     aclOpExecutor *executor = nullptr;
-    EXPECT_EQ(test::PlanOp(Op::kForward, {nullptr, self.get(), target.get(), nullptr, nullptr, out.get()}, 1,
+    EXPECT_EQ(test::PlanOp(Operation::kForward, {nullptr, self.get(), target.get(), nullptr, nullptr, out.get()}, 1,
                            workspace_size, &executor),
               ACLNN_SUCCESS);
     return executor;
@@ -51,9 +51,9 @@ TEST_CASE(executor_phase_two_twice_is_an_error_not_a_crash) {
   EXPECT_EQ(workspace_size, uint64_t{3 * sizeof(double)});  // ceil(24000 / 8192) block partials
   void *workspace = nullptr;
   EXPECT_EQ(aclrtMalloc(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
-  EXPECT_EQ(test::ExecuteOp(Op::kForward, workspace, workspace_size, executor), ACLNN_SUCCESS);
+  EXPECT_EQ(test::ExecuteOp(Operation::kForward, workspace, workspace_size, executor), ACLNN_SUCCESS);
   EXPECT_TRUE(mean.Right());
-  EXPECT_EQ(test::ExecuteOp(Op::kForward, workspace, workspace_size, executor), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(test::ExecuteOp(Operation::kForward, workspace, workspace_size, executor), ACLNN_ERR_PARAM_INVALID);
   EXPECT_TRUE(MessageMentions("already run"));
   EXPECT_EQ(aclDestroyAclOpExecutor(executor), ACLNN_ERR_PARAM_INVALID);
   aclrtFree(workspace);
@@ -66,28 +66,28 @@ TEST_CASE(executor_workspace_too_small_or_null_is_rejected_and_a_replan_works) {
   EXPECT_EQ(aclrtMalloc(&workspace, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
   uint64_t workspace_size = 0;
   aclOpExecutor *executor = mean.Plan(&workspace_size);
-  EXPECT_EQ(test::ExecuteOp(Op::kForward, workspace, workspace_size - 1, executor), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(test::ExecuteOp(Operation::kForward, workspace, workspace_size - 1, executor), ACLNN_ERR_PARAM_INVALID);
   EXPECT_TRUE(MessageMentions("workspaceSize 23"));
   // Phase 2 consumed the executor although it failed.
-  EXPECT_EQ(test::ExecuteOp(Op::kForward, workspace, workspace_size, executor), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(test::ExecuteOp(Operation::kForward, workspace, workspace_size, executor), ACLNN_ERR_PARAM_INVALID);
   executor = mean.Plan(&workspace_size);
-  EXPECT_EQ(test::ExecuteOp(Op::kForward, nullptr, workspace_size, executor), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(test::ExecuteOp(Operation::kForward, nullptr, workspace_size, executor), ACLNN_ERR_PARAM_INVALID);
   EXPECT_TRUE(MessageMentions("workspace is null"));
   executor = mean.Plan(&workspace_size);
-  EXPECT_EQ(test::ExecuteOp(Op::kForward, static_cast<char *>(workspace) + 4, workspace_size, executor),
+  EXPECT_EQ(test::ExecuteOp(Operation::kForward, static_cast<char *>(workspace) + 4, workspace_size, executor),
             ACLNN_ERR_PARAM_INVALID);
   EXPECT_TRUE(MessageMentions("aligned"));
   executor = mean.Plan(&workspace_size);
-  EXPECT_EQ(test::ExecuteOp(Op::kForward, workspace, workspace_size, executor), ACLNN_SUCCESS);
+  EXPECT_EQ(test::ExecuteOp(Operation::kForward, workspace, workspace_size, executor), ACLNN_SUCCESS);
   EXPECT_TRUE(mean.Right());
   aclrtFree(workspace);
 }
 
 TEST_CASE(executor_null_forged_or_destroyed_handles_are_rejected) {
-  EXPECT_EQ(test::ExecuteOp(Op::kForward, nullptr, 0, nullptr), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(test::ExecuteOp(Operation::kForward, nullptr, 0, nullptr), ACLNN_ERR_PARAM_INVALID);
   EXPECT_TRUE(MessageMentions("executor is null"));
   alignas(64) char forged[256] = {};
-  EXPECT_EQ(test::ExecuteOp(Op::kGradSelf, nullptr, 0, reinterpret_cast<aclOpExecutor *>(forged)),
+  EXPECT_EQ(test::ExecuteOp(Operation::kGradSelf, nullptr, 0, reinterpret_cast<aclOpExecutor *>(forged)),
             ACLNN_ERR_PARAM_INVALID);
   EXPECT_EQ(aclDestroyAclOpExecutor(reinterpret_cast<aclOpExecutor *>(forged)), ACLNN_ERR_PARAM_INVALID);
   EXPECT_EQ(aclDestroyAclOpExecutor(nullptr), ACLNN_ERR_PARAM_NULLPTR);
@@ -97,7 +97,7 @@ TEST_CASE(executor_null_forged_or_destroyed_handles_are_rejected) {
   aclOpExecutor *executor = mean.Plan(&workspace_size);
   EXPECT_EQ(aclDestroyAclOpExecutor(executor), ACLNN_SUCCESS);
   EXPECT_EQ(aclDestroyAclOpExecutor(executor), ACLNN_ERR_PARAM_INVALID);
-  EXPECT_EQ(test::ExecuteOp(Op::kForward, nullptr, 0, executor), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(test::ExecuteOp(Operation::kForward, nullptr, 0, executor), ACLNN_ERR_PARAM_INVALID);
   test::ExpectValidCallStillRight();
 }
 
@@ -105,9 +105,9 @@ TEST_CASE(executor_of_one_operation_cannot_run_another) {
   MultiBlockMean mean;
   uint64_t workspace_size = 0;
   aclOpExecutor *executor = mean.Plan(&workspace_size);
-  EXPECT_EQ(test::ExecuteOp(Op::kGradSelf, nullptr, 0, executor), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(test::ExecuteOp(Operation::kGradSelf, nullptr, 0, executor), ACLNN_ERR_PARAM_INVALID);
   EXPECT_TRUE(MessageMentions("planned by aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize"));
-  EXPECT_EQ(test::ExecuteOp(Op::kForward, nullptr, 0, executor), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(test::ExecuteOp(Operation::kForward, nullptr, 0, executor), ACLNN_ERR_PARAM_INVALID);
 }
 
 TEST_CASE(executor_runs_on_a_created_stream_and_rejects_a_destroyed_one) {
@@ -123,10 +123,10 @@ TEST_CASE(executor_runs_on_a_created_stream_and_rejects_a_destroyed_one) {
     }
     uint64_t workspace_size = 0;
     aclOpExecutor *executor = nullptr;
-    EXPECT_EQ(test::PlanOp(Op::kForward, {nullptr, self.get(), target.get(), nullptr, nullptr, out.get()}, 1,
+    EXPECT_EQ(test::PlanOp(Operation::kForward, {nullptr, self.get(), target.get(), nullptr, nullptr, out.get()}, 1,
                            &workspace_size, &executor),
               ACLNN_SUCCESS);
-    EXPECT_EQ(test::ExecuteOp(Op::kForward, nullptr, 0, executor, stream),
+    EXPECT_EQ(test::ExecuteOp(Operation::kForward, nullptr, 0, executor, stream),
               destroyed ? ACLNN_ERR_PARAM_INVALID : ACLNN_SUCCESS);
   }
   EXPECT_TRUE(std::fabs(out.Values()[0] - test::kMindSporeDocMean) < 1e-7);
@@ -146,31 +146,31 @@ TEST_CASE(executor_plan_outlives_the_tensor_handles) {
   aclTensor *result = aclCreateTensor(one, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, one, 1, &out);
   uint64_t workspace_size = 0;
   aclOpExecutor *executor = nullptr;
-  EXPECT_EQ(
-      test::PlanOp(Op::kForward, {nullptr, self, target, nullptr, nullptr, result}, 2, &workspace_size, &executor),
-      ACLNN_SUCCESS);
+  EXPECT_EQ(test::PlanOp(Operation::kForward, {nullptr, self, target, nullptr, nullptr, result}, 2, &workspace_size,
+                         &executor),
+            ACLNN_SUCCESS);
   aclDestroyTensor(self);
   aclDestroyTensor(target);
   aclDestroyTensor(result);
-  EXPECT_EQ(test::ExecuteOp(Op::kForward, nullptr, 0, executor), ACLNN_SUCCESS);
+  EXPECT_EQ(test::ExecuteOp(Operation::kForward, nullptr, 0, executor), ACLNN_SUCCESS);
   EXPECT_TRUE(std::fabs(out - test::kMindSporeDocSum) < 1e-6);
 }
 
 TEST_CASE(executor_workspace_sizes_follow_the_plan) {
   struct Expected {
-    Op op;
+    Operation op;
     test::Shape shape;
     test::Shape weight_shape;
     int64_t reduction;
     uint64_t bytes;
   };
   const Expected cases[] = {
-      {Op::kForward, {100000}, {1}, 0, 0},                               // elementwise: no workspace
-      {Op::kForward, {100}, {1}, 1, 0},                                  // one block: no partials to keep
-      {Op::kForward, {100000}, {1}, 2, 13 * sizeof(double)},             // 13 blocks
-      {Op::kGradWeight, {4, 30000}, {4, 1}, 1, 4 * 4 * sizeof(double)},  // 4 outputs x 4 blocks
-      {Op::kGradWeight, {4, 30000}, {30000}, 1, 0},                      // 4 contributions per output
-      {Op::kGradSelf, {4, 30000}, {1}, 1, 0},
+      {Operation::kForward, {100000}, {1}, 0, 0},                               // elementwise: no workspace
+      {Operation::kForward, {100}, {1}, 1, 0},                                  // one block: no partials to keep
+      {Operation::kForward, {100000}, {1}, 2, 13 * sizeof(double)},             // 13 blocks
+      {Operation::kGradWeight, {4, 30000}, {4, 1}, 1, 4 * 4 * sizeof(double)},  // 4 outputs x 4 blocks
+      {Operation::kGradWeight, {4, 30000}, {30000}, 1, 0},                      // 4 contributions per output
+      {Operation::kGradSelf, {4, 30000}, {1}, 1, 0},
   };
   for (const Expected &c : cases) {
     test::Scenario scenario;
@@ -182,7 +182,7 @@ TEST_CASE(executor_workspace_sizes_follow_the_plan) {
     uint64_t workspace_size = 1;
     aclOpExecutor *executor = nullptr;
     EXPECT_EQ(test::PlanOp(c.op, inputs.Tensors(out->get()), c.reduction, &workspace_size, &executor), ACLNN_SUCCESS);
-    EXPECT_MSG(workspace_size == c.bytes, std::string(test::OpName(c.op)) + " planned " +
+    EXPECT_MSG(workspace_size == c.bytes, std::string(test::OperationName(c.op)) + " planned " +
                                               std::to_string(workspace_size) + " bytes, expected " +
                                               std::to_string(c.bytes));
     EXPECT_EQ(aclDestroyAclOpExecutor(executor), ACLNN_SUCCESS);
@@ -193,7 +193,7 @@ TEST_CASE(executor_workspace_sizes_follow_the_plan) {
 // one block per output are summed row by row into partials of their own (a regression: they were written to the
 // caller's 0-byte workspace).
 TEST_CASE(executor_never_writes_a_workspace_of_zero_bytes) {
-  for (Op op : {Op::kGradWeight, Op::kGradPosWeight, Op::kForward}) {
+  for (Operation op : {Operation::kGradWeight, Operation::kGradPosWeight, Operation::kForward}) {
     test::Scenario scenario;
     scenario.shape = {100, 64};
     scenario.w_shape = test::Shape{64};
@@ -209,6 +209,6 @@ TEST_CASE(executor_never_writes_a_workspace_of_zero_bytes) {
     std::vector<unsigned char> canary(4096, 0xA5);
     EXPECT_EQ(test::ExecuteOp(op, canary.data(), 0, executor), ACLNN_SUCCESS);
     EXPECT_MSG(std::all_of(canary.begin(), canary.end(), [](unsigned char byte) { return byte == 0xA5; }),
-               std::string(test::OpName(op)) + " wrote to a workspace of 0 bytes");
+               std::string(test::OperationName(op)) + " wrote to a workspace of 0 bytes");
   }
 }

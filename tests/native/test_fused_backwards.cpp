@@ -14,7 +14,7 @@
 namespace {
 
 using test::HostTensor;
-using test::Op;
+using test::Operation;
 using test::Scenario;
 using test::Shape;
 
@@ -38,27 +38,28 @@ aclnnStatus RunAll(const test::OpTensors &t, const MoreGradients &more, int64_t 
 }
 
 // Every gradient the scenario has.
-std::vector<Op> GradientsOf(const Scenario &scenario) {
-  std::vector<Op> ops = {Op::kGradSelf, Op::kGradTarget};
+std::vector<Operation> GradientsOf(const Scenario &scenario) {
+  std::vector<Operation> ops = {Operation::kGradSelf, Operation::kGradTarget};
   if (scenario.w_shape) {
-    ops.push_back(Op::kGradWeight);
+    ops.push_back(Operation::kGradWeight);
   }
   if (scenario.p_shape) {
-    ops.push_back(Op::kGradPosWeight);
+    ops.push_back(Operation::kGradPosWeight);
   }
   return ops;
 }
 
 // AllBackward's outputs against the single gradients' on every ISA the machine has, with 1, 2 and 4 threads.
 void ExpectAllBackwardEqualsSeparate(const std::vector<Scenario> &scenarios) {
-  const auto fused = [](const Scenario &scenario, const test::ScenarioInputs &inputs, const std::vector<Op> &ops,
+  const auto fused = [](const Scenario &scenario, const test::ScenarioInputs &inputs, const std::vector<Operation> &ops,
                         const std::vector<std::unique_ptr<HostTensor>> &outputs) {
-    const auto output = [&](Op op) {
+    const auto output = [&](Operation op) {
       const auto found = std::find(ops.begin(), ops.end(), op);
       return found == ops.end() ? nullptr : outputs[found - ops.begin()]->get();
     };
     return RunAll(inputs.Tensors(outputs[0]->get()),
-                  {outputs[1]->get(), output(Op::kGradWeight), output(Op::kGradPosWeight)}, scenario.reduction);
+                  {outputs[1]->get(), output(Operation::kGradWeight), output(Operation::kGradPosWeight)},
+                  scenario.reduction);
   };
   test::ExpectOneCallEqualsSingleOperations(scenarios, GradientsOf, [](test::ScenarioInputs *) {}, fused, "all");
 }
@@ -124,10 +125,10 @@ TEST_CASE(all_backward_equals_the_single_gradients_bitwise) { ExpectAllBackwardE
 TEST_CASE(all_backward_of_an_empty_self_writes_only_the_weight_gradients_zeros) {
   const Scenario scenario{Shape{0, 3}, Shape{3}, Shape{1}, std::nullopt, 1, {}, test::Layout::kContiguous};
   const test::ScenarioInputs inputs(scenario);
-  auto dx = test::MakeOutput(Op::kGradSelf, scenario);
-  auto dy = test::MakeOutput(Op::kGradTarget, scenario);
-  auto dw = test::MakeOutput(Op::kGradWeight, scenario);
-  auto dp = test::MakeOutput(Op::kGradPosWeight, scenario);
+  auto dx = test::MakeOutput(Operation::kGradSelf, scenario);
+  auto dy = test::MakeOutput(Operation::kGradTarget, scenario);
+  auto dw = test::MakeOutput(Operation::kGradWeight, scenario);
+  auto dp = test::MakeOutput(Operation::kGradPosWeight, scenario);
   EXPECT_EQ(RunAll(inputs.Tensors(dx->get()), {dy->get(), dw->get(), dp->get()}, 1), ACLNN_SUCCESS);
   EXPECT_MSG(dw->Values() == std::vector<double>(3, 0.0), "gradWeightOptional is not zeros");
   EXPECT_MSG(dp->Values() == std::vector<double>(1, 0.0), "gradPosWeightOptional is not zeros");
@@ -155,10 +156,10 @@ void ExpectOutputErrors(const std::vector<OutputErrorCase> &cases) {
 TEST_CASE(all_backward_checks_its_other_outputs) {
   const Scenario scenario{Shape{4, 3}, Shape{3}, std::nullopt, std::nullopt, 0, {}, test::Layout::kContiguous};
   const test::ScenarioInputs inputs(scenario);
-  auto dx = test::MakeOutput(Op::kGradSelf, scenario);
+  auto dx = test::MakeOutput(Operation::kGradSelf, scenario);
   const test::OpTensors t = inputs.Tensors(dx->get());
-  auto dy = test::MakeOutput(Op::kGradTarget, scenario);
-  auto dw = test::MakeOutput(Op::kGradWeight, scenario);
+  auto dy = test::MakeOutput(Operation::kGradTarget, scenario);
+  auto dw = test::MakeOutput(Operation::kGradWeight, scenario);
   auto half_3 = test::MakeTensor(Shape{3}, ACL_FLOAT16, test::Layout::kContiguous);
   auto float_1x3 = test::MakeTensor(Shape{1, 3}, ACL_FLOAT, test::Layout::kContiguous);
   ExpectOutputErrors({
@@ -178,10 +179,11 @@ TEST_CASE(all_backward_checks_its_other_outputs) {
 TEST_CASE(all_backward_rejects_an_executor_of_another_operation) {
   const Scenario scenario{Shape{4, 3}, std::nullopt, std::nullopt, std::nullopt, 0, {}, test::Layout::kContiguous};
   const test::ScenarioInputs inputs(scenario);
-  auto dx = test::MakeOutput(Op::kGradSelf, scenario);
+  auto dx = test::MakeOutput(Operation::kGradSelf, scenario);
   uint64_t workspace_size = 0;
   aclOpExecutor *executor = nullptr;
-  EXPECT_EQ(test::PlanOp(Op::kGradSelf, inputs.Tensors(dx->get()), 0, &workspace_size, &executor), ACLNN_SUCCESS);
+  EXPECT_EQ(test::PlanOp(Operation::kGradSelf, inputs.Tensors(dx->get()), 0, &workspace_size, &executor),
+            ACLNN_SUCCESS);
   EXPECT_EQ(aclnnBinaryCrossEntropyWithLogitsAllBackward(nullptr, workspace_size, executor, nullptr),
             ACLNN_ERR_PARAM_INVALID);
   const std::string message = aclGetRecentErrMsg();

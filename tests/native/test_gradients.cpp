@@ -9,7 +9,7 @@
 namespace {
 
 using test::Float32Inputs;
-using test::Op;
+using test::Operation;
 using test::RefArray;
 using test::RefProblem;
 
@@ -52,20 +52,20 @@ std::vector<double> FiniteDifferences(RefProblem problem,
   return derivatives;
 }
 
-std::function<std::vector<double> &(RefProblem &)> ParameterOf(Op op) {
+std::function<std::vector<double> &(RefProblem &)> ParameterOf(Operation op) {
   switch (op) {
-    case Op::kGradSelf:
+    case Operation::kGradSelf:
       return [](RefProblem &problem) -> std::vector<double> & { return problem.x.values; };
-    case Op::kGradTarget:
+    case Operation::kGradTarget:
       return [](RefProblem &problem) -> std::vector<double> & { return problem.y.values; };
-    case Op::kGradWeight:
+    case Operation::kGradWeight:
       return [](RefProblem &problem) -> std::vector<double> & { return problem.w->values; };
     default:
       return [](RefProblem &problem) -> std::vector<double> & { return problem.p->values; };
   }
 }
 
-void ExpectGradientMatchesFiniteDifferences(Op op, int64_t reduction) {
+void ExpectGradientMatchesFiniteDifferences(Operation op, int64_t reduction) {
   const Float32Inputs inputs = SmallProblem(reduction, 40 + reduction);
   const std::vector<double> gradient = test::RunFloat32(op, inputs, reduction);
   const std::vector<double> expected = FiniteDifferences(AsReference(inputs, reduction), ParameterOf(op));
@@ -73,15 +73,16 @@ void ExpectGradientMatchesFiniteDifferences(Op op, int64_t reduction) {
   for (size_t k = 0; close && k < expected.size(); ++k) {
     close = std::fabs(gradient[k] - expected[k]) <= 2e-5 * std::max(1.0, std::fabs(expected[k]));
   }
-  EXPECT_MSG(close, std::string(test::OpName(op)) + " reduction " + std::to_string(reduction) +
+  EXPECT_MSG(close, std::string(test::OperationName(op)) + " reduction " + std::to_string(reduction) +
                         " differs from finite differences of the loss");
 }
 
 bool RegisterFiniteDifferenceTests() {
-  for (Op op : {Op::kGradSelf, Op::kGradTarget, Op::kGradWeight, Op::kGradPosWeight}) {
+  for (Operation op :
+       {Operation::kGradSelf, Operation::kGradTarget, Operation::kGradWeight, Operation::kGradPosWeight}) {
     for (int64_t reduction : {0, 1, 2}) {
       test::RegisterTest(
-          std::string("finite_differences ") + test::OpName(op) + " reduction " + std::to_string(reduction),
+          std::string("finite_differences ") + test::OperationName(op) + " reduction " + std::to_string(reduction),
           [op, reduction] { ExpectGradientMatchesFiniteDifferences(op, reduction); });
     }
   }

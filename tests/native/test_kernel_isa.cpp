@@ -29,7 +29,7 @@ namespace {
 
 using ms_bcewl::kernel::DType;
 using ms_bcewl::kernel::Isa;
-using test::Op;
+using test::Operation;
 using test::RefArray;
 using test::Shape;
 
@@ -232,7 +232,7 @@ namespace {
 // One call of an operation: its inputs as row-major values (rounded to `dtype` when stored), every tensor of
 // `dtype` and viewed at storage offset `offset` (1: misaligned for every vector width).
 struct Call {
-  Op op = Op::kForward;
+  Operation op = Operation::kForward;
   int64_t reduction = 0;
   RefArray x, y;
   std::optional<RefArray> w, p;
@@ -249,11 +249,11 @@ struct Result {
 
 Shape OutputShape(const Call &call) {
   switch (call.op) {
-    case Op::kForward:
+    case Operation::kForward:
       return call.reduction == 0 ? call.x.shape : Shape{};
-    case Op::kGradWeight:
+    case Operation::kGradWeight:
       return call.w->shape;
-    case Op::kGradPosWeight:
+    case Operation::kGradPosWeight:
       return call.p->shape;
     default:
       return call.x.shape;
@@ -429,7 +429,7 @@ std::vector<double> Values(int64_t count, double low, double high, uint64_t seed
 const std::vector<double> kExtremeLogits = {1e4,   -1e4,   88,    -88,    20,   -20,   0.0, -0.0,
                                             1e-40, -1e-40, 103.5, -103.5, kInf, -kInf, kNaN};
 
-Call MakeCall(Op op, int64_t reduction, const Shape &shape, bool extremes, uint64_t seed, double logits = 30) {
+Call MakeCall(Operation op, int64_t reduction, const Shape &shape, bool extremes, uint64_t seed, double logits = 30) {
   const int64_t numel = test::NumelOf(shape);
   const std::vector<double> none;
   Call call;
@@ -447,7 +447,7 @@ Call MakeCall(Op op, int64_t reduction, const Shape &shape, bool extremes, uint6
 
 std::string Name(const Call &call, const std::string &extra) {
   const char *dtype = call.dtype == ACL_FLOAT ? "f32" : call.dtype == ACL_FLOAT16 ? "f16" : "bf16";
-  return std::string(test::OpName(call.op)) + " " + test::ShapeText(call.x.shape) + " " + dtype + " reduction " +
+  return std::string(test::OperationName(call.op)) + " " + test::ShapeText(call.x.shape) + " " + dtype + " reduction " +
          std::to_string(call.reduction) + " offset " + std::to_string(call.offset) + extra;
 }
 
@@ -456,7 +456,7 @@ std::string Name(const Call &call, const std::string &extra) {
 // Every quantity elementwise (weight and pos_weight of full shape: dw and dp are then one-element reductions), on
 // random and extreme values: each SIMD ISA against the scalar path and the float64 reference.
 TEST_CASE(kernel_isas_agree_with_scalar_and_reference_on_extreme_values) {
-  for (Op op : test::kAllOps) {
+  for (Operation op : test::kSingleOutputOperations) {
     const Call call = MakeCall(op, 0, {3, 1001}, true, 11 + static_cast<uint64_t>(op));
     const Prepared prepared(call);
     const Result scalar = prepared.Run(Isa::kScalar);
@@ -474,9 +474,9 @@ TEST_CASE(kernel_isas_agree_on_odd_sizes_misaligned_views_and_dtypes) {
       if (size == 100003 && dtype != ACL_FLOAT) {
         continue;
       }
-      for (Op op : test::kAllOps) {
+      for (Operation op : test::kSingleOutputOperations) {
         for (int64_t reduction : {0, 1, 2}) {
-          const bool reduced_kind = op == Op::kForward || (op == Op::kGradWeight && size < 100003);
+          const bool reduced_kind = op == Operation::kForward || (op == Operation::kGradWeight && size < 100003);
           if (reduction != 0 && !reduced_kind) {
             continue;
           }
@@ -516,13 +516,13 @@ TEST_CASE(kernel_weights_of_one_give_the_bits_of_full_shape_ones) {
   const Shape shape{3, 1001};
   const RefArray ones{shape, std::vector<double>(static_cast<size_t>(test::NumelOf(shape)), 1.0)};
   const RefArray scalar_one{Shape{1}, {1.0}};
-  for (Op op : test::kAllOps) {
+  for (Operation op : test::kSingleOutputOperations) {
     for (int64_t reduction : {0, 1}) {
       const Call random = MakeCall(op, reduction, shape, true, 41 + static_cast<uint64_t>(op));
       for (bool unit_weight : {false, true}) {
         for (bool unit_pos_weight : {false, true}) {
           const bool has_its_gradient =
-              (op == Op::kGradWeight && unit_weight) || (op == Op::kGradPosWeight && unit_pos_weight);
+              (op == Operation::kGradWeight && unit_weight) || (op == Operation::kGradPosWeight && unit_pos_weight);
           if ((!unit_weight && !unit_pos_weight) || has_its_gradient) {
             continue;
           }
@@ -577,7 +577,7 @@ const Pattern kPatterns[] = {
     {"short rows", {5011, 3}, Shape{3}, Shape{5011, 1}},
 };
 
-Call PatternCall(const Pattern &pattern, Op op, int64_t reduction, uint64_t seed) {
+Call PatternCall(const Pattern &pattern, Operation op, int64_t reduction, uint64_t seed) {
   Call call = MakeCall(op, reduction, pattern.shape, false, seed);
   auto operand = [](const std::optional<Shape> &shape, double low, double high, uint64_t s) -> std::optional<RefArray> {
     if (!shape) {
@@ -594,8 +594,8 @@ Call PatternCall(const Pattern &pattern, Op op, int64_t reduction, uint64_t seed
 
 TEST_CASE(kernel_isas_agree_on_weight_and_pos_weight_broadcast_patterns) {
   for (const Pattern &pattern : kPatterns) {
-    for (Op op : test::kAllOps) {
-      if ((op == Op::kGradWeight && !pattern.w_shape) || (op == Op::kGradPosWeight && !pattern.p_shape)) {
+    for (Operation op : test::kSingleOutputOperations) {
+      if ((op == Operation::kGradWeight && !pattern.w_shape) || (op == Operation::kGradPosWeight && !pattern.p_shape)) {
         continue;
       }
       for (int64_t reduction : {0, 1}) {
@@ -643,15 +643,15 @@ TEST_CASE(kernel_periodic_weights_give_the_bits_of_their_full_size_values) {
   };
   for (const PeriodicCase &periodic_case : cases) {
     const Pattern &pattern = periodic_case.pattern;
-    for (Op op : test::kAllOps) {
+    for (Operation op : test::kSingleOutputOperations) {
       for (int64_t reduction : {0, 1}) {
         Call periodic = PatternCall(pattern, op, reduction, 53 + static_cast<uint64_t>(op));
         periodic.dtype = periodic_case.dtype;
         Call full = periodic;
-        if (op != Op::kGradWeight) {
+        if (op != Operation::kGradWeight) {
           full.w = Materialised(*periodic.w, pattern.shape);
         }
-        if (op != Op::kGradPosWeight) {
+        if (op != Operation::kGradPosWeight) {
           full.p = Materialised(*periodic.p, pattern.shape);
         }
         const Prepared with_periodic(periodic);
@@ -671,17 +671,25 @@ TEST_CASE(kernel_periodic_weights_give_the_bits_of_their_full_size_values) {
 TEST_CASE(kernel_results_are_bitwise_equal_for_1_2_and_4_threads) {
   struct ThreadCase {
     Pattern pattern;
-    Op op;
+    Operation op;
     int64_t reduction;
   };
   const Pattern full = {"full", {140001}, Shape{140001}, Shape{140001}};
   const Pattern per_class = {"per-class", {3, 50021}, Shape{3, 1}, Shape{3, 1}};
   const Pattern per_row = {"per-row", {20011, 7}, Shape{7}, Shape{7}};
   const ThreadCase cases[] = {
-      {full, Op::kForward, 0},       {full, Op::kForward, 1},          {full, Op::kForward, 2},
-      {full, Op::kGradSelf, 0},      {full, Op::kGradTarget, 1},       {full, Op::kGradWeight, 0},
-      {full, Op::kGradPosWeight, 2}, {per_class, Op::kGradWeight, 1},  {per_class, Op::kGradPosWeight, 0},
-      {per_row, Op::kGradWeight, 2}, {per_row, Op::kGradPosWeight, 1}, {per_row, Op::kForward, 1},
+      {full, Operation::kForward, 0},
+      {full, Operation::kForward, 1},
+      {full, Operation::kForward, 2},
+      {full, Operation::kGradSelf, 0},
+      {full, Operation::kGradTarget, 1},
+      {full, Operation::kGradWeight, 0},
+      {full, Operation::kGradPosWeight, 2},
+      {per_class, Operation::kGradWeight, 1},
+      {per_class, Operation::kGradPosWeight, 0},
+      {per_row, Operation::kGradWeight, 2},
+      {per_row, Operation::kGradPosWeight, 1},
+      {per_row, Operation::kForward, 1},
   };
   for (Isa isa : AvailableIsas()) {
     for (const ThreadCase &c : cases) {
@@ -715,7 +723,7 @@ TEST_CASE(row_by_row_reductions_equal_the_general_path_bitwise) {
   };
   for (Isa isa : AvailableIsas()) {
     for (const Threaded &threaded : patterns) {
-      for (Op op : {Op::kGradWeight, Op::kGradPosWeight, Op::kForward}) {
+      for (Operation op : {Operation::kGradWeight, Operation::kGradPosWeight, Operation::kForward}) {
         for (int64_t reduction : {0, 1, 2}) {
           const Call call = PatternCall(threaded.pattern, op, reduction, 17);
           const Prepared prepared(call);
@@ -739,7 +747,7 @@ TEST_CASE(row_by_row_reductions_equal_the_general_path_bitwise) {
 // every result is the same.
 TEST_CASE(kernel_concurrent_calls_give_the_same_results) {
   const Pattern full = {"full", {140001}, Shape{140001}, Shape{140001}};
-  for (Op op : {Op::kForward, Op::kGradWeight}) {
+  for (Operation op : {Operation::kForward, Operation::kGradWeight}) {
     const Call call = PatternCall(full, op, 1, 9);
     const Prepared prepared(call);
     const Result alone = prepared.Run(Hooks().active_isa(), 2);
@@ -756,7 +764,7 @@ TEST_CASE(kernel_concurrent_calls_give_the_same_results) {
     }
     for (const Result &result : results) {
       EXPECT_MSG(result.error.empty() && result.bytes == alone.bytes,
-                 std::string(test::OpName(op)) + ": a concurrent call differs " + result.error);
+                 std::string(test::OperationName(op)) + ": a concurrent call differs " + result.error);
     }
   }
 }
@@ -807,7 +815,7 @@ TEST_CASE(kernel_workers_keep_off_the_callers_cpu) {
     }
   }
   const Pattern full = {"full", {140001}, Shape{140001}, Shape{140001}};
-  const Call call = PatternCall(full, Op::kForward, 0, 5);
+  const Call call = PatternCall(full, Operation::kForward, 0, 5);
   const Prepared prepared(call);
   const Result first = prepared.Run(Hooks().active_isa(), 2);  // workers start with their creator's CPUs
   if (cpus.size() < 2) {
@@ -839,8 +847,8 @@ TEST_CASE(kernel_workers_keep_off_the_callers_cpu) {
 // leave it alone.
 TEST_CASE(kernel_loops_never_wait_for_workers_that_have_not_started) {
   const Pattern full = {"full", {140001}, Shape{140001}, Shape{140001}};
-  for (Op op : {Op::kForward, Op::kGradWeight}) {
-    const Call call = PatternCall(full, op, op == Op::kForward ? 0 : 1, 3);
+  for (Operation op : {Operation::kForward, Operation::kGradWeight}) {
+    const Call call = PatternCall(full, op, op == Operation::kForward ? 0 : 1, 3);
     const Prepared prepared(call);
     const Result expected = prepared.Run(Hooks().active_isa(), 1);
     prepared.Run(Hooks().active_isa(), 4);  // the pool's workers exist
@@ -850,9 +858,11 @@ TEST_CASE(kernel_loops_never_wait_for_workers_that_have_not_started) {
     Hooks().hold_workers(false);  // (a call that waited for them finishes now)
     const Result alone = held.get();
     const Result after = prepared.Run(Hooks().active_isa(), 4);
-    EXPECT_MSG(finished, std::string(test::OpName(op)) + ": a 4-thread call waited for workers that never started");
-    EXPECT_MSG(alone.error.empty() && alone.bytes == expected.bytes && after.bytes == expected.bytes,
-               std::string(test::OpName(op)) + ": results differ once workers are held or released " + alone.error);
+    EXPECT_MSG(finished,
+               std::string(test::OperationName(op)) + ": a 4-thread call waited for workers that never started");
+    EXPECT_MSG(
+        alone.error.empty() && alone.bytes == expected.bytes && after.bytes == expected.bytes,
+        std::string(test::OperationName(op)) + ": results differ once workers are held or released " + alone.error);
   }
 }
 

@@ -15,7 +15,7 @@
 namespace {
 
 using test::HostTensor;
-using test::Op;
+using test::Operation;
 using test::Scenario;
 using test::Shape;
 
@@ -41,18 +41,18 @@ aclnnStatus RunLossAndAll(const test::OpTensors &t, const Outputs &out, int64_t 
 }
 
 // The operations whose outputs the call gives for a scenario, in the order of Outputs.
-std::vector<Op> OpsOf(const Scenario &scenario) {
-  std::vector<Op> ops = {Op::kForward, Op::kGradSelf, Op::kGradTarget};
+std::vector<Operation> OpsOf(const Scenario &scenario) {
+  std::vector<Operation> ops = {Operation::kForward, Operation::kGradSelf, Operation::kGradTarget};
   if (scenario.w_shape) {
-    ops.push_back(Op::kGradWeight);
+    ops.push_back(Operation::kGradWeight);
   }
   if (scenario.p_shape) {
-    ops.push_back(Op::kGradPosWeight);
+    ops.push_back(Operation::kGradPosWeight);
   }
   return ops;
 }
 
-Outputs OutputsOf(const std::vector<Op> &ops, const std::vector<std::unique_ptr<HostTensor>> &tensors) {
+Outputs OutputsOf(const std::vector<Operation> &ops, const std::vector<std::unique_ptr<HostTensor>> &tensors) {
   Outputs out;
   aclTensor **slots[] = {&out.loss, &out.grad_self, &out.grad_target, &out.grad_weight, &out.grad_pos_weight};
   for (size_t k = 0; k < ops.size(); ++k) {
@@ -65,7 +65,8 @@ void ExpectEqualsForwardAndGradientsOfOne(const std::vector<Scenario> &scenarios
   const auto set_grad_output_to_one = [](test::ScenarioInputs *inputs) {
     inputs->g->Set(std::vector<double>(static_cast<size_t>(inputs->g->numel()), 1.0));
   };
-  const auto loss_and_all = [](const Scenario &scenario, const test::ScenarioInputs &inputs, const std::vector<Op> &ops,
+  const auto loss_and_all = [](const Scenario &scenario, const test::ScenarioInputs &inputs,
+                               const std::vector<Operation> &ops,
                                const std::vector<std::unique_ptr<HostTensor>> &outputs) {
     return RunLossAndAll(inputs.Tensors(nullptr), OutputsOf(ops, outputs), scenario.reduction);
   };
@@ -123,9 +124,9 @@ TEST_CASE(loss_and_all_gradients_of_an_empty_self_write_the_empty_loss_and_zero_
   for (int64_t reduction : {1, 2}) {
     const Scenario scenario{Shape{0, 3}, Shape{3}, Shape{1}, std::nullopt, reduction, {}, test::Layout::kContiguous};
     const test::ScenarioInputs inputs(scenario);
-    const std::vector<Op> ops = OpsOf(scenario);
+    const std::vector<Operation> ops = OpsOf(scenario);
     std::vector<std::unique_ptr<HostTensor>> out;
-    for (Op op : ops) {
+    for (Operation op : ops) {
       out.push_back(test::MakeOutput(op, scenario));
     }
     EXPECT_EQ(RunLossAndAll(inputs.Tensors(nullptr), OutputsOf(ops, out), reduction), ACLNN_SUCCESS);
@@ -149,7 +150,7 @@ TEST_CASE(loss_and_all_gradients_check_their_outputs) {
   const test::ScenarioInputs inputs(scenario);
   const test::OpTensors t = inputs.Tensors(nullptr);
   std::vector<std::unique_ptr<HostTensor>> out;
-  for (Op op : OpsOf(scenario)) {
+  for (Operation op : OpsOf(scenario)) {
     out.push_back(test::MakeOutput(op, scenario));
   }
   auto float_2 = test::MakeTensor(Shape{2}, ACL_FLOAT, test::Layout::kContiguous);

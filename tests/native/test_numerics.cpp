@@ -8,7 +8,7 @@
 namespace {
 
 using test::Float32Inputs;
-using test::Op;
+using test::Operation;
 using test::RefArray;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -24,7 +24,7 @@ Float32Inputs OneElement(double x, double y, double w, double p, double g) {
   return inputs;
 }
 
-double RunOne(Op op, const Float32Inputs &inputs) {
+double RunOne(Operation op, const Float32Inputs &inputs) {
   const std::vector<double> values = test::RunFloat32(op, inputs, 0);
   return values.size() == 1 ? values[0] : -12345.0;
 }
@@ -55,11 +55,11 @@ TEST_CASE(infinite_logits_give_the_limits_where_they_exist) {
   for (const InfiniteLogitCase &c : cases) {
     const Float32Inputs inputs = OneElement(c.x, c.y, c.w, c.p, c.g);
     const double expected[] = {c.loss, c.dx, c.dy, c.dw, c.dp};
-    for (Op op : test::kAllOps) {
+    for (Operation op : test::kSingleOutputOperations) {
       const double actual = RunOne(op, inputs);
       EXPECT_MSG(SameOrBothNaN(actual, expected[static_cast<int>(op)]),
-                 std::string(test::OpName(op)) + " at x=" + test::NumberText(c.x) + " y=" + test::NumberText(c.y) +
-                     " w=" + test::NumberText(c.w) + " p=" + test::NumberText(c.p) + ": got " +
+                 std::string(test::OperationName(op)) + " at x=" + test::NumberText(c.x) + " y=" +
+                     test::NumberText(c.y) + " w=" + test::NumberText(c.w) + " p=" + test::NumberText(c.p) + ": got " +
                      test::NumberText(actual) + ", expected " + test::NumberText(expected[static_cast<int>(op)]));
     }
   }
@@ -80,11 +80,11 @@ TEST_CASE(nan_propagates_to_the_outputs_that_depend_on_it) {
       {OneElement(0.5, 0.5, 1.0, 2.0, kNaN), {false, true, true, true, true}},
   };
   for (const NaNCase &c : cases) {
-    for (Op op : test::kAllOps) {
+    for (Operation op : test::kSingleOutputOperations) {
       const double actual = RunOne(op, c.inputs);
       const bool nan_expected = c.nan_expected[static_cast<int>(op)];
       EXPECT_MSG(nan_expected ? std::isnan(actual) : std::isfinite(actual),
-                 std::string(test::OpName(op)) + " got " + test::NumberText(actual));
+                 std::string(test::OperationName(op)) + " got " + test::NumberText(actual));
     }
   }
 }
@@ -93,11 +93,11 @@ TEST_CASE(reductions_of_non_finite_losses) {
   Float32Inputs inputs;
   inputs.x = RefArray{{3}, {0.5, kNaN, 1.0}};
   inputs.y = RefArray{{3}, {0.5, 0.5, 0.5}};
-  EXPECT_TRUE(std::isnan(test::RunFloat32(Op::kForward, inputs, 1)[0]));
+  EXPECT_TRUE(std::isnan(test::RunFloat32(Operation::kForward, inputs, 1)[0]));
   inputs.x.values = {kInf, 0.5, -kInf};  // +inf and +inf losses: sum +inf
-  EXPECT_EQ(test::RunFloat32(Op::kForward, inputs, 2)[0], kInf);
+  EXPECT_EQ(test::RunFloat32(Operation::kForward, inputs, 2)[0], kInf);
   inputs.y.values = {2.0, 0.5, 0.5};  // -inf and +inf: no limit
-  EXPECT_TRUE(std::isnan(test::RunFloat32(Op::kForward, inputs, 2)[0]));
+  EXPECT_TRUE(std::isnan(test::RunFloat32(Operation::kForward, inputs, 2)[0]));
 }
 
 // Large finite logits with pos_weight: every output finite and equal to the float64 reference.
@@ -118,7 +118,7 @@ TEST_CASE(extreme_logits_give_finite_accurate_losses_and_gradients) {
   for (int64_t reduction : {0, 1, 2}) {
     const test::RefResult reference =
         test::Reference(test::RefProblem{inputs.x, inputs.y, inputs.w, inputs.p, inputs.g, reduction});
-    for (Op op : test::kAllOps) {
+    for (Operation op : test::kSingleOutputOperations) {
       const std::vector<double> actual = test::RunFloat32(op, inputs, reduction);
       bool finite = !actual.empty();
       for (double value : actual) {
@@ -126,7 +126,7 @@ TEST_CASE(extreme_logits_give_finite_accurate_losses_and_gradients) {
       }
       std::string why;
       EXPECT_MSG(finite && test::Close(actual, test::ExpectedOutput(op, reference), ACL_FLOAT, &why),
-                 std::string(test::OpName(op)) + " reduction " + std::to_string(reduction) + ": " +
+                 std::string(test::OperationName(op)) + " reduction " + std::to_string(reduction) + ": " +
                      (finite ? why : "a non-finite value"));
     }
   }

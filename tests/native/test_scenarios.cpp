@@ -10,7 +10,7 @@ namespace {
 
 using test::Dtypes;
 using test::Layout;
-using test::Op;
+using test::Operation;
 using test::Scenario;
 using test::Shape;
 
@@ -30,10 +30,10 @@ const NamedDtypes kDtypeSets[] = {
     {"mixed", {ACL_FLOAT16, ACL_BF16, ACL_FLOAT, ACL_BF16, ACL_FLOAT16}},
 };
 
-bool NeedsWeight(Op op) { return op == Op::kGradWeight; }
-bool NeedsPosWeight(Op op) { return op == Op::kGradPosWeight; }
+bool NeedsWeight(Operation op) { return op == Operation::kGradWeight; }
+bool NeedsPosWeight(Operation op) { return op == Operation::kGradPosWeight; }
 
-void Register(Op op, const Scenario &scenario) {
+void Register(Operation op, const Scenario &scenario) {
   test::RegisterTest("scenario " + test::Describe(op, scenario),
                      [op, scenario] { test::ExpectScenarioMatchesReference(op, scenario); });
 }
@@ -41,7 +41,7 @@ void Register(Op op, const Scenario &scenario) {
 // reduction x (weight, pos_weight present or not) x dtype set, for every operation.
 bool RegisterVariantsAndDtypes() {
   uint64_t seed = 100;
-  for (Op op : test::kAllOps) {
+  for (Operation op : test::kSingleOutputOperations) {
     for (int64_t reduction : {0, 1, 2}) {
       for (int variant = 0; variant < 4; ++variant) {
         const bool has_weight = (variant & 1) != 0;
@@ -73,7 +73,7 @@ bool RegisterVariantsAndDtypes() {
 bool RegisterBroadcastShapes() {
   const std::vector<Shape> shapes = {{3}, {1, 3}, {4, 1}, {3, 1, 1}, {1}, {}, kSelfShape};
   uint64_t seed = 500;
-  for (Op op : test::kAllOps) {
+  for (Operation op : test::kSingleOutputOperations) {
     for (size_t i = 0; i < shapes.size(); ++i) {
       Scenario scenario;
       scenario.shape = kSelfShape;
@@ -90,7 +90,7 @@ bool RegisterBroadcastShapes() {
 // Non-contiguous views for every input and the output: a transposed layout, and an offset with row gaps.
 bool RegisterLayouts() {
   uint64_t seed = 700;
-  for (Op op : test::kAllOps) {
+  for (Operation op : test::kSingleOutputOperations) {
     for (Layout layout : {Layout::kColumnMajor, Layout::kPadded}) {
       for (int64_t reduction : {0, 1, 2}) {
         Scenario scenario;
@@ -111,7 +111,8 @@ bool RegisterLayouts() {
 // gradOutput that broadcasts: (H, 1)-like with none, [1] with mean and sum.
 bool RegisterGradOutputShapes() {
   uint64_t seed = 900;
-  for (Op op : {Op::kGradSelf, Op::kGradTarget, Op::kGradWeight, Op::kGradPosWeight}) {
+  for (Operation op :
+       {Operation::kGradSelf, Operation::kGradTarget, Operation::kGradWeight, Operation::kGradPosWeight}) {
     for (int64_t reduction : {0, 1, 2}) {
       Scenario scenario;
       scenario.shape = kSelfShape;
@@ -129,12 +130,12 @@ bool RegisterGradOutputShapes() {
 // Reductions spanning several 8192-element blocks (a workspace of block partials) and many outputs.
 bool RegisterMultiBlockReductions() {
   uint64_t seed = 1100;
-  for (Op op : test::kAllOps) {
+  for (Operation op : test::kSingleOutputOperations) {
     Scenario scenario;
     scenario.shape = {3, 7, 1000};
-    scenario.w_shape = op == Op::kGradWeight ? Shape{1} : Shape{7, 1};
-    scenario.p_shape = op == Op::kGradPosWeight ? Shape{1000} : Shape{1};
-    scenario.reduction = op == Op::kForward ? 1 : 2;
+    scenario.w_shape = op == Operation::kGradWeight ? Shape{1} : Shape{7, 1};
+    scenario.p_shape = op == Operation::kGradPosWeight ? Shape{1000} : Shape{1};
+    scenario.reduction = op == Operation::kForward ? 1 : 2;
     scenario.dtypes = kDtypeSets[1].dtypes;
     scenario.seed = seed++;
     Register(op, scenario);

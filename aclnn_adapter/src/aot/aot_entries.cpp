@@ -11,7 +11,7 @@
 // inputs are simply not passed.
 //
 // The gradients of every input also come as one entry with one output per input
-// (ms_bcewl_all_grad_<variant>_<reduction>: dx, dy, then dw and dp where the variant has them;
+// (ms_bcewl_grad_all_<variant>_<reduction>: dx, dy, then dw and dp where the variant has them;
 // aclnnBinaryCrossEntropyWithLogitsAllBackward), for a bprop that must return them all. It has no InferShape: its
 // primitive infers its shapes in Python (ms_bcewl/bcewl_primitives.py).
 //
@@ -35,20 +35,20 @@
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_weight_backward.h"
 #include "aot/aot_registry.h"
 #include "ms_bcewl/entry_support.h"
+#include "ms_bcewl/operations.h"
 #include "ms_bcewl/reductions.h"
 
 #define MS_BCEWL_AOT_EXPORT __attribute__((visibility("default")))
 
 namespace {
 
+using ms_bcewl::Operation;
 using ms_bcewl::entry::Fail;
 using ms_bcewl::entry::PhaseTwo;
 using ms_bcewl::entry::TensorHandle;
 using ms_bcewl::entry::ThrowOnError;
 
 constexpr int kMaxRank = 8;
-
-enum class Operation { kForward, kInputGrad, kTargetGrad, kWeightGrad, kPosWeightGrad, kAllGrad };
 
 struct AotCall {
   int nparam;
@@ -64,13 +64,13 @@ struct Layout {
   bool has_pos_weight;
 
   // Inputs in MindSpore order: [grad_output,] input, target, [weight,] [pos_weight]; then the outputs.
-  int first_input() const { return operation == Operation::kForward ? 0 : 1; }
+  int first_input() const { return ms_bcewl::TakesGradOutput(operation) ? 1 : 0; }
   int weight_index() const { return has_weight ? first_input() + 2 : -1; }
   int pos_weight_index() const { return has_pos_weight ? first_input() + 2 + (has_weight ? 1 : 0) : -1; }
   int input_count() const { return first_input() + 2 + (has_weight ? 1 : 0) + (has_pos_weight ? 1 : 0); }
   int output_index() const { return input_count(); }
   int output_count() const {
-    return operation == Operation::kAllGrad ? 2 + (has_weight ? 1 : 0) + (has_pos_weight ? 1 : 0) : 1;
+    return operation == Operation::kGradAll ? 2 + (has_weight ? 1 : 0) + (has_pos_weight ? 1 : 0) : 1;
   }
 };
 
@@ -106,7 +106,7 @@ struct GradientApi {
   PhaseTwo run;
 };
 
-// The phase-1 arguments of every operation; the outputs after out are those of kAllGrad (null where absent).
+// The phase-1 arguments of every operation; the outputs after out are those of kGradAll (null where absent).
 struct PhaseOneArgs {
   const aclTensor *grad_output;
   const aclTensor *input;
@@ -122,19 +122,20 @@ struct PhaseOneArgs {
 
 GradientApi GradientApiFor(Operation operation) {
   switch (operation) {
-    case Operation::kInputGrad:
+    case Operation::kGradSelf:
       return {aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize, aclnnBinaryCrossEntropyWithLogitsBackward};
-    case Operation::kTargetGrad:
+    case Operation::kGradTarget:
       return {aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize,
               aclnnBinaryCrossEntropyWithLogitsTargetBackward};
-    case Operation::kWeightGrad:
+    case Operation::kGradWeight:
       return {aclnnBinaryCrossEntropyWithLogitsWeightBackwardGetWorkspaceSize,
               aclnnBinaryCrossEntropyWithLogitsWeightBackward};
-    case Operation::kPosWeightGrad:
+    case Operation::kGradPosWeight:
       return {aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorkspaceSize,
               aclnnBinaryCrossEntropyWithLogitsPosWeightBackward};
     case Operation::kForward:
-    case Operation::kAllGrad:
+    case Operation::kGradAll:
+    case Operation::kLossAndAllGradients:
       break;
   }
   Fail("this operation has no single-output gradient API");
@@ -147,7 +148,7 @@ aclnnStatus PlanForOperation(Operation operation, const PhaseOneArgs &a, uint64_
     return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(a.input, a.target, a.weight, a.pos_weight, a.reduction,
                                                              a.out, workspace_size, executor);
   }
-  if (operation == Operation::kAllGrad) {
+  if (operation == Operation::kGradAll) {
     *run = aclnnBinaryCrossEntropyWithLogitsAllBackward;
     return aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize(
         a.grad_output, a.input, a.target, a.weight, a.pos_weight, a.reduction, a.out, a.target_out, a.weight_out,
@@ -236,9 +237,9 @@ void Launch(const Layout &layout, int64_t reduction, const AotCall &call) {
   TensorHandle target = MakeContiguousTensor(call, first + 1);
   TensorHandle weight = MakeOptionalTensor(call, layout.weight_index());
   TensorHandle pos_weight = MakeOptionalTensor(call, layout.pos_weight_index());
-  // kAllGrad's outputs follow its inputs: dx, dy, [dw,] [dp].
+  // kGradAll's outputs follow its inputs: dx, dy, [dw,] [dp].
   const int out_index = layout.output_index();
-  const bool all = layout.operation == Operation::kAllGrad;
+  const bool all = layout.operation == Operation::kGradAll;
   TensorHandle out = MakeContiguousTensor(call, out_index);
   TensorHandle target_out = MakeOptionalTensor(call, all ? out_index + 1 : -1);
   TensorHandle weight_out = MakeOptionalTensor(call, all && layout.has_weight ? out_index + 2 : -1);
@@ -265,15 +266,16 @@ std::vector<int64_t> InferShape(const Layout &layout, int64_t reduction, int *nd
   switch (layout.operation) {
     case Operation::kForward:
       return reduction == ms_bcewl::kReductionNone ? ShapeOf(ndims, shapes, 0) : std::vector<int64_t>{};
-    case Operation::kInputGrad:
+    case Operation::kGradSelf:
       return ShapeOf(ndims, shapes, layout.first_input());
-    case Operation::kTargetGrad:
+    case Operation::kGradTarget:
       return ShapeOf(ndims, shapes, layout.first_input() + 1);
-    case Operation::kWeightGrad:
+    case Operation::kGradWeight:
       return ShapeOf(ndims, shapes, layout.weight_index());
-    case Operation::kPosWeightGrad:
+    case Operation::kGradPosWeight:
       return ShapeOf(ndims, shapes, layout.pos_weight_index());
-    case Operation::kAllGrad:
+    case Operation::kGradAll:
+    case Operation::kLossAndAllGradients:
       break;
   }
   Fail("no InferShape for this operation");
@@ -285,29 +287,31 @@ std::vector<int64_t> InferShape(const Layout &layout, int64_t reduction, int *nd
 #define MS_BCEWL_STRING(token) #token
 #define MS_BCEWL_EXPANDED_STRING(tokens) MS_BCEWL_STRING(tokens)
 
+// The layout of a registry row, whose operation is named as in MS_BCEWL_FOR_EACH_OPERATION.
+#define MS_BCEWL_AOT_LAYOUT(operation, has_w, has_p) (Layout{ms_bcewl::OperationNamed(#operation), has_w, has_p})
+
 #define MS_BCEWL_AOT_INFER_SHAPE_library(operation, variant, reduction, layout, reduction_constant)               \
   extern "C" MS_BCEWL_AOT_EXPORT std::vector<int64_t> ms_bcewl_##operation##_##variant##_##reduction##InferShape( \
       int *ndims, int64_t **shapes, void *) {                                                                     \
-    return InferShape(layout, reduction_constant, ndims, shapes);                                                 \
+    static constexpr Layout kLayout = layout;                                                                     \
+    return InferShape(kLayout, reduction_constant, ndims, shapes);                                                \
   }
 #define MS_BCEWL_AOT_INFER_SHAPE_python(operation, variant, reduction, layout, reduction_constant)
 
 // One reduction of one registry row: the entry, and its InferShape where the row's shapes come from the library.
-#define MS_BCEWL_AOT_ENTRY(reduction, reduction_constant, code, operation, enumerator, variant, has_w, has_p, \
-                           shape_source)                                                                      \
-  extern "C" MS_BCEWL_AOT_EXPORT int MS_BCEWL_AOT_SYMBOL(operation, variant, reduction)(                      \
-      int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *, void *) {         \
-    Launch(Layout{Operation::enumerator, has_w, has_p}, ms_bcewl::reduction_constant,                         \
-           AotCall{nparam, params, ndims, shapes, dtypes});                                                   \
-    return 0;                                                                                                 \
-  }                                                                                                           \
-  MS_BCEWL_AOT_INFER_SHAPE_##shape_source(operation, variant, reduction,                                      \
-                                          (Layout{Operation::enumerator, has_w, has_p}), ms_bcewl::reduction_constant)
+#define MS_BCEWL_AOT_ENTRY(reduction, reduction_constant, code, operation, variant, has_w, has_p, shape_source)        \
+  extern "C" MS_BCEWL_AOT_EXPORT int MS_BCEWL_AOT_SYMBOL(operation, variant, reduction)(                               \
+      int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *, void *) {                  \
+    static constexpr Layout kLayout = MS_BCEWL_AOT_LAYOUT(operation, has_w, has_p);                                    \
+    Launch(kLayout, ms_bcewl::reduction_constant, AotCall{nparam, params, ndims, shapes, dtypes});                     \
+    return 0;                                                                                                          \
+  }                                                                                                                    \
+  MS_BCEWL_AOT_INFER_SHAPE_##shape_source(operation, variant, reduction, MS_BCEWL_AOT_LAYOUT(operation, has_w, has_p), \
+                                          ms_bcewl::reduction_constant)
 
 // The table line of one entry: symbol, operation, has_weight, has_pos_weight, reduction, aclnn code, shapes.
-#define MS_BCEWL_AOT_TABLE_LINE(reduction, reduction_constant, code, operation, enumerator, variant, has_w, has_p, \
-                                shape_source)                                                                      \
-  MS_BCEWL_EXPANDED_STRING(MS_BCEWL_AOT_SYMBOL(operation, variant, reduction))                                     \
+#define MS_BCEWL_AOT_TABLE_LINE(reduction, reduction_constant, code, operation, variant, has_w, has_p, shape_source) \
+  MS_BCEWL_EXPANDED_STRING(MS_BCEWL_AOT_SYMBOL(operation, variant, reduction))                                       \
   " " #operation " " #has_w " " #has_p " " #reduction " " #code " " #shape_source "\n"
 
 #define MS_BCEWL_AOT_ROW_ENTRIES(...) MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_AOT_ENTRY, __VA_ARGS__)

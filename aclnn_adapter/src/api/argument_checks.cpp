@@ -22,11 +22,11 @@ struct NamedTensor {
 // Every tensor argument in the order of the C signature.
 std::vector<NamedTensor> NamedTensors(const OpArguments &arguments) {
   std::vector<NamedTensor> named;
-  if (TakesGradOutput(arguments.kind)) {
+  if (TakesGradOutput(arguments.operation)) {
     named.push_back({"gradOutput", arguments.grad_output, true, true});
   }
-  const bool weight_required = arguments.kind == OpKind::kGradWeight;
-  const bool pos_weight_required = arguments.kind == OpKind::kGradPosWeight;
+  const bool weight_required = arguments.operation == Operation::kGradWeight;
+  const bool pos_weight_required = arguments.operation == Operation::kGradPosWeight;
   named.push_back({"self", arguments.self, true, false});
   named.push_back({"target", arguments.target, true, false});
   named.push_back({weight_required ? "weight" : "weightOptional", arguments.weight, weight_required, true});
@@ -71,7 +71,7 @@ std::string Describe(const NamedTensor &named) {
 }
 
 aclnnStatus CheckNotNull(const OpArguments &arguments, const std::vector<NamedTensor> &named) {
-  const char *api = TraitsOf(arguments.kind).plan_api;
+  const char *api = InfoOf(arguments.operation).plan_api;
   for (const NamedTensor &entry : named) {
     if (entry.required && entry.tensor == nullptr) {
       return Fail(api, ACLNN_ERR_PARAM_NULLPTR, std::string(entry.name) + " is null; expected a tensor.");
@@ -93,7 +93,7 @@ aclnnStatus CheckNotNull(const OpArguments &arguments, const std::vector<NamedTe
 // kGradAll, kLossAndAllGradients: a weight gradient's output is given exactly when its input is (a missing one is a
 // null output, which CheckNotNull reports).
 aclnnStatus CheckNoGradientWithoutItsInput(const OpArguments &arguments) {
-  if (!GivesAllGradients(arguments.kind)) {
+  if (!GivesAllGradients(arguments.operation)) {
     return ACLNN_SUCCESS;
   }
   const struct {
@@ -105,7 +105,7 @@ aclnnStatus CheckNoGradientWithoutItsInput(const OpArguments &arguments) {
                {arguments.pos_weight, arguments.outputs.grad_pos_weight, "posWeightOptional", "gradPosWeightOptional"}};
   for (const auto &pair : pairs) {
     if (pair.input == nullptr && pair.gradient != nullptr) {
-      return Fail(TraitsOf(arguments.kind).plan_api, ACLNN_ERR_PARAM_INVALID,
+      return Fail(InfoOf(arguments.operation).plan_api, ACLNN_ERR_PARAM_INVALID,
                   std::string(pair.gradient_name) + " is given but " + pair.input_name +
                       " is null: there is no such input to differentiate; pass null for both.");
     }
@@ -116,7 +116,7 @@ aclnnStatus CheckNoGradientWithoutItsInput(const OpArguments &arguments) {
 bool IsSupportedDtype(aclDataType dtype) { return dtype == ACL_FLOAT || dtype == ACL_FLOAT16 || dtype == ACL_BF16; }
 
 aclnnStatus CheckDtypeValid(const OpArguments &arguments, const std::vector<NamedTensor> &named) {
-  const char *api = TraitsOf(arguments.kind).plan_api;
+  const char *api = InfoOf(arguments.operation).plan_api;
   for (const NamedTensor &entry : named) {
     if (entry.tensor != nullptr && !IsSupportedDtype(entry.tensor->dtype)) {
       return Fail(api, ACLNN_ERR_PARAM_INVALID,
@@ -137,7 +137,7 @@ aclnnStatus CheckDtypeValid(const OpArguments &arguments, const std::vector<Name
 
 aclnnStatus CheckReduction(const OpArguments &arguments) {
   if (arguments.reduction < kReductionNone || arguments.reduction > kReductionSum) {
-    return Fail(TraitsOf(arguments.kind).plan_api, ACLNN_ERR_PARAM_INVALID,
+    return Fail(InfoOf(arguments.operation).plan_api, ACLNN_ERR_PARAM_INVALID,
                 "reduction " + std::to_string(arguments.reduction) + " is not in [0, 2] (0 none, 1 mean, 2 sum).");
   }
   return ACLNN_SUCCESS;
@@ -167,7 +167,7 @@ const aclTensor *ReducedLoss(const OpArguments &arguments) {
 std::vector<OutputRef> AllGradientsOutputs(const OpArguments &arguments) {
   const OpOutputs &out = arguments.outputs;
   std::vector<OutputRef> outputs;
-  if (arguments.kind == OpKind::kLossAndAllGradients) {
+  if (arguments.operation == Operation::kLossAndAllGradients) {
     outputs.push_back({kLossName, out.loss, "target", arguments.target});
   }
   outputs.push_back({"gradSelf", out.grad_self, "self", arguments.self});
@@ -182,7 +182,7 @@ std::vector<OutputRef> AllGradientsOutputs(const OpArguments &arguments) {
 }
 
 aclnnStatus CheckOutputShape(const OpArguments &arguments) {
-  const char *api = TraitsOf(arguments.kind).plan_api;
+  const char *api = InfoOf(arguments.operation).plan_api;
   const aclTensor *reduced_loss = ReducedLoss(arguments);
   if (reduced_loss != nullptr && !reduced_loss->view_shape.empty() &&
       reduced_loss->view_shape != std::vector<int64_t>{1}) {
@@ -205,7 +205,7 @@ aclnnStatus CheckOutputShape(const OpArguments &arguments) {
 }
 
 aclnnStatus CheckShape(const OpArguments &arguments, const std::vector<NamedTensor> &named) {
-  const char *api = TraitsOf(arguments.kind).plan_api;
+  const char *api = InfoOf(arguments.operation).plan_api;
   for (const NamedTensor &entry : named) {
     if (entry.tensor != nullptr && entry.tensor->view_shape.size() > kMaxRank) {
       return Fail(api, ACLNN_ERR_PARAM_INVALID,
@@ -236,19 +236,19 @@ aclnnStatus CheckShape(const OpArguments &arguments, const std::vector<NamedTens
 
 std::vector<OutputRef> Outputs(const OpArguments &arguments) {
   const OpOutputs &out = arguments.outputs;
-  switch (arguments.kind) {
-    case OpKind::kForward:
+  switch (arguments.operation) {
+    case Operation::kForward:
       return {{kLossName, out.loss, "target", arguments.target}};
-    case OpKind::kGradSelf:
+    case Operation::kGradSelf:
       return {{"out", out.grad_self, "self", arguments.self}};
-    case OpKind::kGradTarget:
+    case Operation::kGradTarget:
       return {{"gradTarget", out.grad_target, "target", arguments.target}};
-    case OpKind::kGradWeight:
+    case Operation::kGradWeight:
       return {{"gradWeight", out.grad_weight, "weight", arguments.weight}};
-    case OpKind::kGradPosWeight:
+    case Operation::kGradPosWeight:
       return {{"gradPosWeight", out.grad_pos_weight, "posWeight", arguments.pos_weight}};
-    case OpKind::kGradAll:
-    case OpKind::kLossAndAllGradients:
+    case Operation::kGradAll:
+    case Operation::kLossAndAllGradients:
       break;
   }
   return AllGradientsOutputs(arguments);

@@ -1,4 +1,5 @@
-// The exported two-phase aclnn functions of include/aclnnop: each names its operation and forwards.
+// The exported two-phase aclnn functions of include/aclnnop: each names its operation and forwards; phase 2 of
+// every operation comes from the list of operations.
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_all_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_and_all_gradients.h"
@@ -7,7 +8,7 @@
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_weight_backward.h"
 #include "api/operation.h"
 
-using ms_bcewl::OpKind;
+using ms_bcewl::Operation;
 using ms_bcewl::OpOutputs;
 using ms_bcewl::PlanOperation;
 using ms_bcewl::RunOperation;
@@ -26,65 +27,40 @@ OpOutputs Only(aclTensor *OpOutputs::*slot, aclTensor *tensor) {
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(
     const aclTensor *self, const aclTensor *target, const aclTensor *weightOptional, const aclTensor *posWeightOptional,
     int64_t reduction, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor) {
-  return PlanOperation({OpKind::kForward, nullptr, self, target, weightOptional, posWeightOptional, reduction,
+  return PlanOperation({Operation::kForward, nullptr, self, target, weightOptional, posWeightOptional, reduction,
                         Only(&OpOutputs::loss, out), workspaceSize, executor});
-}
-
-extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogits(void *workspace, uint64_t workspaceSize,
-                                                         aclOpExecutor *executor, const aclrtStream stream) {
-  return RunOperation(OpKind::kForward, workspace, workspaceSize, executor, stream);
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(
     const aclTensor *gradOutput, const aclTensor *self, const aclTensor *target, const aclTensor *weightOptional,
     const aclTensor *posWeightOptional, int64_t reduction, aclTensor *out, uint64_t *workspaceSize,
     aclOpExecutor **executor) {
-  return PlanOperation({OpKind::kGradSelf, gradOutput, self, target, weightOptional, posWeightOptional, reduction,
+  return PlanOperation({Operation::kGradSelf, gradOutput, self, target, weightOptional, posWeightOptional, reduction,
                         Only(&OpOutputs::grad_self, out), workspaceSize, executor});
-}
-
-extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsBackward(void *workspace, uint64_t workspaceSize,
-                                                                 aclOpExecutor *executor, aclrtStream stream) {
-  return RunOperation(OpKind::kGradSelf, workspace, workspaceSize, executor, stream);
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(
     const aclTensor *gradOutput, const aclTensor *self, const aclTensor *target, const aclTensor *weightOptional,
     const aclTensor *posWeightOptional, int64_t reduction, aclTensor *gradTarget, uint64_t *workspaceSize,
     aclOpExecutor **executor) {
-  return PlanOperation({OpKind::kGradTarget, gradOutput, self, target, weightOptional, posWeightOptional, reduction,
+  return PlanOperation({Operation::kGradTarget, gradOutput, self, target, weightOptional, posWeightOptional, reduction,
                         Only(&OpOutputs::grad_target, gradTarget), workspaceSize, executor});
-}
-
-extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsTargetBackward(void *workspace, uint64_t workspaceSize,
-                                                                       aclOpExecutor *executor, aclrtStream stream) {
-  return RunOperation(OpKind::kGradTarget, workspace, workspaceSize, executor, stream);
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsWeightBackwardGetWorkspaceSize(
     const aclTensor *gradOutput, const aclTensor *self, const aclTensor *target, const aclTensor *weight,
     const aclTensor *posWeightOptional, int64_t reduction, aclTensor *gradWeight, uint64_t *workspaceSize,
     aclOpExecutor **executor) {
-  return PlanOperation({OpKind::kGradWeight, gradOutput, self, target, weight, posWeightOptional, reduction,
+  return PlanOperation({Operation::kGradWeight, gradOutput, self, target, weight, posWeightOptional, reduction,
                         Only(&OpOutputs::grad_weight, gradWeight), workspaceSize, executor});
-}
-
-extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsWeightBackward(void *workspace, uint64_t workspaceSize,
-                                                                       aclOpExecutor *executor, aclrtStream stream) {
-  return RunOperation(OpKind::kGradWeight, workspace, workspaceSize, executor, stream);
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorkspaceSize(
     const aclTensor *gradOutput, const aclTensor *self, const aclTensor *target, const aclTensor *weightOptional,
     const aclTensor *posWeight, int64_t reduction, aclTensor *gradPosWeight, uint64_t *workspaceSize,
     aclOpExecutor **executor) {
-  return PlanOperation({OpKind::kGradPosWeight, gradOutput, self, target, weightOptional, posWeight, reduction,
+  return PlanOperation({Operation::kGradPosWeight, gradOutput, self, target, weightOptional, posWeight, reduction,
                         Only(&OpOutputs::grad_pos_weight, gradPosWeight), workspaceSize, executor});
-}
-
-extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsPosWeightBackward(void *workspace, uint64_t workspaceSize,
-                                                                          aclOpExecutor *executor, aclrtStream stream) {
-  return RunOperation(OpKind::kGradPosWeight, workspace, workspaceSize, executor, stream);
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize(
@@ -93,13 +69,8 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceS
     aclTensor *gradWeightOptional, aclTensor *gradPosWeightOptional, uint64_t *workspaceSize,
     aclOpExecutor **executor) {
   const OpOutputs outputs{nullptr, gradSelf, gradTarget, gradWeightOptional, gradPosWeightOptional};
-  return PlanOperation({OpKind::kGradAll, gradOutput, self, target, weightOptional, posWeightOptional, reduction,
+  return PlanOperation({Operation::kGradAll, gradOutput, self, target, weightOptional, posWeightOptional, reduction,
                         outputs, workspaceSize, executor});
-}
-
-extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAllBackward(void *workspace, uint64_t workspaceSize,
-                                                                    aclOpExecutor *executor, aclrtStream stream) {
-  return RunOperation(OpKind::kGradAll, workspace, workspaceSize, executor, stream);
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAndAllGradientsGetWorkspaceSize(
@@ -107,11 +78,15 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAndAllGradientsGetWorksp
     int64_t reduction, aclTensor *out, aclTensor *gradSelf, aclTensor *gradTarget, aclTensor *gradWeightOptional,
     aclTensor *gradPosWeightOptional, uint64_t *workspaceSize, aclOpExecutor **executor) {
   const OpOutputs outputs{out, gradSelf, gradTarget, gradWeightOptional, gradPosWeightOptional};
-  return PlanOperation({OpKind::kLossAndAllGradients, nullptr, self, target, weightOptional, posWeightOptional,
+  return PlanOperation({Operation::kLossAndAllGradients, nullptr, self, target, weightOptional, posWeightOptional,
                         reduction, outputs, workspaceSize, executor});
 }
 
-extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAndAllGradients(void *workspace, uint64_t workspaceSize,
-                                                                        aclOpExecutor *executor, aclrtStream stream) {
-  return RunOperation(OpKind::kLossAndAllGradients, workspace, workspaceSize, executor, stream);
-}
+// Phase 2 of every operation: the same signature, and it names its operation.
+#define MS_BCEWL_RUN_ENTRY_POINT(name, enumerator, function, ...)                                   \
+  extern "C" aclnnStatus function(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, \
+                                  aclrtStream stream) {                                             \
+    return RunOperation(Operation::enumerator, workspace, workspaceSize, executor, stream);         \
+  }
+MS_BCEWL_FOR_EACH_OPERATION(MS_BCEWL_RUN_ENTRY_POINT, )
+#undef MS_BCEWL_RUN_ENTRY_POINT

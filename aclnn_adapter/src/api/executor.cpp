@@ -83,9 +83,9 @@ void Execute(const Work &work, void *workspace) {
              work);
 }
 
-aclOpExecutor *ReleaseToCaller(OpKind kind, Work work) {
+aclOpExecutor *ReleaseToCaller(Operation operation, Work work) {
   const uint64_t workspace_bytes = WorkspaceBytes(work);
-  auto executor = std::make_unique<aclOpExecutor>(aclOpExecutor{kind, std::move(work), workspace_bytes});
+  auto executor = std::make_unique<aclOpExecutor>(aclOpExecutor{operation, std::move(work), workspace_bytes});
   LiveExecutors().Add(executor.get());
   return executor.release();
 }

@@ -64,7 +64,7 @@ uint64_t WorkspaceBytes(const Work &work);
 void Execute(const Work &work, void *workspace);
 
 // Registers a new executor and hands out its handle.
-aclOpExecutor *ReleaseToCaller(OpKind kind, Work work);
+aclOpExecutor *ReleaseToCaller(Operation operation, Work work);
 
 // Takes a live executor back from the caller (it is no longer live afterwards); null if it was not live.
 std::unique_ptr<aclOpExecutor> ClaimFromCaller(aclOpExecutor *executor);
@@ -72,7 +72,7 @@ std::unique_ptr<aclOpExecutor> ClaimFromCaller(aclOpExecutor *executor);
 }  // namespace ms_bcewl
 
 struct aclOpExecutor {
-  ms_bcewl::OpKind kind;
+  ms_bcewl::Operation operation;
   ms_bcewl::Work work;
   uint64_t workspace_bytes;
 };

@@ -101,8 +101,8 @@ FillWork::Target FillTargetFor(const aclTensor &out, float value) {
 }
 
 bool ReducesToOutputShape(const OpArguments &arguments) {
-  return arguments.kind == OpKind::kGradWeight || arguments.kind == OpKind::kGradPosWeight ||
-         (arguments.kind == OpKind::kForward && arguments.reduction != kReductionNone);
+  return arguments.operation == Operation::kGradWeight || arguments.operation == Operation::kGradPosWeight ||
+         (arguments.operation == Operation::kForward && arguments.reduction != kReductionNone);
 }
 
 // The value of a reduced loss over no elements: NaN for mean, 0 for sum.
@@ -151,7 +151,7 @@ Work PlanAllGradientsWork(const OpArguments &arguments, const kernel::Problem &p
                           DestinationFor(*outputs.grad_target, problem.rank),
                           OptionalReductionInto(problem, outputs.grad_weight),
                           OptionalReductionInto(problem, outputs.grad_pos_weight)};
-  if (arguments.kind == OpKind::kGradAll) {
+  if (arguments.operation == Operation::kGradAll) {
     return gradients;
   }
   if (arguments.reduction == kReductionNone) {
@@ -161,16 +161,35 @@ Work PlanAllGradientsWork(const OpArguments &arguments, const kernel::Problem &p
   return LossAndGradientsWork{ReductionInto(problem, *outputs.loss), std::move(gradients)};
 }
 
+// What the one output of a single-output operation holds per element (the fused ones plan their own passes).
+Quantity SingleOutputQuantity(Operation operation) {
+  switch (operation) {
+    case Operation::kForward:
+      return Quantity::kLoss;
+    case Operation::kGradTarget:
+      return Quantity::kGradTarget;
+    case Operation::kGradWeight:
+      return Quantity::kGradWeight;
+    case Operation::kGradPosWeight:
+      return Quantity::kGradPosWeight;
+    case Operation::kGradSelf:
+    case Operation::kGradAll:
+    case Operation::kLossAndAllGradients:
+      break;
+  }
+  return Quantity::kGradSelf;
+}
+
 Work PlanWork(const OpArguments &arguments) {
   if (arguments.self->numel == 0) {
     return EmptyInputWork(arguments);
   }
   const kernel::Problem problem = ProblemFor(arguments);
   const double scale = arguments.reduction == kReductionMean ? 1.0 / static_cast<double>(problem.numel) : 1.0;
-  if (GivesAllGradients(arguments.kind)) {
+  if (GivesAllGradients(arguments.operation)) {
     return PlanAllGradientsWork(arguments, problem, scale);
   }
-  const Quantity quantity = TraitsOf(arguments.kind).quantity;
+  const Quantity quantity = SingleOutputQuantity(arguments.operation);
   const aclTensor &out = *Outputs(arguments).front().tensor;
   if (ReducesToOutputShape(arguments)) {
     return ReductionWork{ReductionInto(problem, out), quantity, scale};
@@ -199,11 +218,12 @@ aclnnStatus CheckWorkspace(const char *api, const aclOpExecutor &executor, const
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus Run(OpKind kind, void *workspace, uint64_t workspace_size, aclOpExecutor *handle, aclrtStream stream) {
-  const char *api = TraitsOf(kind).run_api;
+aclnnStatus Run(Operation operation, void *workspace, uint64_t workspace_size, aclOpExecutor *handle,
+                aclrtStream stream) {
+  const char *api = InfoOf(operation).run_api;
   if (handle == nullptr) {
     return Fail(api, ACLNN_ERR_PARAM_INVALID,
-                std::string("executor is null; get one from ") + TraitsOf(kind).plan_api + ".");
+                std::string("executor is null; get one from ") + InfoOf(operation).plan_api + ".");
   }
   const std::unique_ptr<aclOpExecutor> executor = ClaimFromCaller(handle);
   if (executor == nullptr) {
@@ -211,10 +231,10 @@ aclnnStatus Run(OpKind kind, void *workspace, uint64_t workspace_size, aclOpExec
                 "executor is not live: unknown, destroyed, or already run (phase 2 consumes its executor and "
                 "cannot be called twice).");
   }
-  if (executor->kind != kind) {
+  if (executor->operation != operation) {
     return Fail(api, ACLNN_ERR_PARAM_INVALID,
-                std::string("executor was planned by ") + TraitsOf(executor->kind).plan_api + ", not by " +
-                    TraitsOf(kind).plan_api + "; it has been released.");
+                std::string("executor was planned by ") + InfoOf(executor->operation).plan_api + ", not by " +
+                    InfoOf(operation).plan_api + "; it has been released.");
   }
   if (!IsUsableStream(stream)) {
     return Fail(api, ACLNN_ERR_PARAM_INVALID, "stream is unknown or already destroyed.");
@@ -228,27 +248,8 @@ aclnnStatus Run(OpKind kind, void *workspace, uint64_t workspace_size, aclOpExec
 
 }  // namespace
 
-const OpTraits &TraitsOf(OpKind kind) {
-  static const OpTraits kTraits[] = {
-      {"aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize", "aclnnBinaryCrossEntropyWithLogits", Quantity::kLoss},
-      {"aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize", "aclnnBinaryCrossEntropyWithLogitsBackward",
-       Quantity::kGradSelf},
-      {"aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize",
-       "aclnnBinaryCrossEntropyWithLogitsTargetBackward", Quantity::kGradTarget},
-      {"aclnnBinaryCrossEntropyWithLogitsWeightBackwardGetWorkspaceSize",
-       "aclnnBinaryCrossEntropyWithLogitsWeightBackward", Quantity::kGradWeight},
-      {"aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorkspaceSize",
-       "aclnnBinaryCrossEntropyWithLogitsPosWeightBackward", Quantity::kGradPosWeight},
-      {"aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize", "aclnnBinaryCrossEntropyWithLogitsAllBackward",
-       Quantity::kGradSelf},
-      {"aclnnBinaryCrossEntropyWithLogitsAndAllGradientsGetWorkspaceSize",
-       "aclnnBinaryCrossEntropyWithLogitsAndAllGradients", Quantity::kGradSelf},
-  };
-  return kTraits[static_cast<int>(kind)];
-}
-
 aclnnStatus PlanOperation(const OpArguments &arguments) {
-  const char *api = TraitsOf(arguments.kind).plan_api;
+  const char *api = InfoOf(arguments.operation).plan_api;
   return WithInternalErrorsCaught(api, ACLNN_ERR_INNER, ACLNN_ERR_INNER, [&] {
     if (arguments.workspace_size != nullptr) {
       *arguments.workspace_size = 0;
@@ -260,17 +261,17 @@ aclnnStatus PlanOperation(const OpArguments &arguments) {
     if (status != ACLNN_SUCCESS) {
       return status;
     }
-    aclOpExecutor *executor = ReleaseToCaller(arguments.kind, PlanWork(arguments));
+    aclOpExecutor *executor = ReleaseToCaller(arguments.operation, PlanWork(arguments));
     *arguments.workspace_size = executor->workspace_bytes;
     *arguments.executor = executor;
     return ACLNN_SUCCESS;
   });
 }
 
-aclnnStatus RunOperation(OpKind kind, void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
+aclnnStatus RunOperation(Operation operation, void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
                          aclrtStream stream) {
-  return WithInternalErrorsCaught(TraitsOf(kind).run_api, ACLNN_ERR_INNER, ACLNN_ERR_INNER,
-                                  [&] { return Run(kind, workspace, workspace_size, executor, stream); });
+  return WithInternalErrorsCaught(InfoOf(operation).run_api, ACLNN_ERR_INNER, ACLNN_ERR_INNER,
+                                  [&] { return Run(operation, workspace, workspace_size, executor, stream); });
 }
 
 }  // namespace ms_bcewl

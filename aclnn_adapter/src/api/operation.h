@@ -1,7 +1,7 @@
 // The seven two-phase operations (forward loss; the gradients with respect to self, target, weight and pos_weight;
 // those of every input together; the loss with those of every input for a gradOutput of 1) share one argument
 // record, one check sequence and one executor plumbing; the exported entry points (bcewl_entry_points.cpp) only
-// name their OpKind and outputs.
+// name their Operation and outputs.
 #ifndef MS_BCEWL_API_OPERATION_H_
 #define MS_BCEWL_API_OPERATION_H_
 
@@ -9,22 +9,10 @@
 
 #include "aclnn/acl_meta.h"
 #include "kernel/bcewl_kernel.h"
+#include "ms_bcewl/operations.h"
 #include "ms_bcewl/reductions.h"
 
 namespace ms_bcewl {
-
-enum class OpKind {
-  kForward,
-  kGradSelf,
-  kGradTarget,
-  kGradWeight,
-  kGradPosWeight,
-  kGradAll,
-  kLossAndAllGradients,
-};
-
-// The operations without a gradOutput argument: the forward, and kLossAndAllGradients (whose gradOutput is 1).
-inline bool TakesGradOutput(OpKind kind) { return kind != OpKind::kForward && kind != OpKind::kLossAndAllGradients; }
 
 // The outputs of an operation by what they hold. A single-output operation sets its one; kGradAll sets grad_self,
 // grad_target and the weight gradients whose inputs are given; kLossAndAllGradients also sets loss.
@@ -38,7 +26,7 @@ struct OpOutputs {
 
 // The phase-1 arguments of any operation; grad_output is null where !TakesGradOutput.
 struct OpArguments {
-  OpKind kind;
+  Operation operation;
   const aclTensor *grad_output;
   const aclTensor *self;
   const aclTensor *target;
@@ -50,22 +38,11 @@ struct OpArguments {
   aclOpExecutor **executor;
 };
 
-// kGradAll and kLossAndAllGradients: their outputs include the weight gradients.
-inline bool GivesAllGradients(OpKind kind) { return kind == OpKind::kGradAll || kind == OpKind::kLossAndAllGradients; }
-
-struct OpTraits {
-  const char *plan_api;       // phase 1 name
-  const char *run_api;        // phase 2 name
-  kernel::Quantity quantity;  // of a single-output operation's output
-};
-
-const OpTraits &TraitsOf(OpKind kind);
-
 // Phase 1: checks every argument in CANN's order (docs/contract.md §10 Errors), then plans the work into an executor.
 aclnnStatus PlanOperation(const OpArguments &arguments);
 
-// Phase 2: consumes a live executor planned for kind, whatever the outcome, and runs it.
-aclnnStatus RunOperation(OpKind kind, void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
+// Phase 2: consumes a live executor planned for operation, whatever the outcome, and runs it.
+aclnnStatus RunOperation(Operation operation, void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
                          aclrtStream stream);
 
 }  // namespace ms_bcewl
