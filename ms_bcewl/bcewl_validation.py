@@ -134,16 +134,21 @@ _PASSED = {}
 _PASSED_LIMIT = 4096
 
 
+def _well_typed(input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
+    """Whether the tensor arguments are Tensors and the reduction a str: only those are looked up in _PASSED (a
+    non-Tensor value may be unhashable). No try/except instead: bytecode capture loops forever on one when the checks
+    then raise."""
+    return (isinstance(reduction, str) and input is not None and input[0] is True and target is not None
+            and target[0] is True and (weight is None or weight[0] is True)
+            and (pos_weight is None or pos_weight[0] is True))
+
+
 @constexpr
 def check_arguments(api, input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
     """Every check of the error contract, in order: types, reduction, dtypes, ranks, shapes; each tensor argument
     comes as its ``describe``. Returns the reduction in lower case."""
     arguments = (api, input, target, weight, pos_weight, reduction)
-    # Only well-typed arguments are looked up (a non-Tensor value may be unhashable); no try/except here, which
-    # bytecode capture loops on forever when the checks then raise.
-    cacheable = (isinstance(reduction, str) and input is not None and input[0] is True and target is not None
-                 and target[0] is True and (weight is None or weight[0] is True)
-                 and (pos_weight is None or pos_weight[0] is True))
+    cacheable = _well_typed(input, target, weight, pos_weight, reduction)
     canonical = _PASSED.get(arguments) if cacheable else None
     if canonical is not None:
         return canonical
