@@ -15,25 +15,26 @@ def write_plots(results, directory):
     except ImportError:
         return None
     measured = [r for r in results if r.ok and not r.workload.is_floor]
-    paths = []
-    for case in dict.fromkeys(r.workload.case for r in measured):
-        in_case = [r for r in measured if r.workload.case == case]
-        panels = list(dict.fromkeys((r.workload.pass_, r.workload.reduction) for r in in_case))
-        dtypes = list(dict.fromkeys(r.workload.dtype for r in in_case))
-        figure, axes = plt.subplots(len(panels), len(dtypes), figsize=(6 * len(dtypes), 4 * len(panels)),
-                                    squeeze=False)
-        for row, (pass_, reduction) in enumerate(panels):
-            for column, dtype in enumerate(dtypes):
-                in_panel = [r for r in in_case if (r.workload.pass_, r.workload.reduction, r.workload.dtype)
-                            == (pass_, reduction, dtype)]
-                _plot_panel(axes[row][column], in_panel, f"{pass_}, {reduction}, {dtype}")
-        figure.suptitle(f"BCEWithLogits, {case}: Melem/s against N (higher is better)")
-        figure.tight_layout()
-        path = Path(directory) / f"{STEM}_{case}.png"
-        figure.savefig(path, dpi=90)
-        plt.close(figure)
-        paths.append(path)
-    return paths
+    cases = dict.fromkeys(r.workload.case for r in measured)
+    return [_plot_case(plt, case, [r for r in measured if r.workload.case == case], directory) for case in cases]
+
+
+def _plot_case(plt, case, in_case, directory):
+    """The figure of one case, written under directory; returns its path."""
+    panels = list(dict.fromkeys((r.workload.pass_, r.workload.reduction) for r in in_case))
+    dtypes = list(dict.fromkeys(r.workload.dtype for r in in_case))
+    figure, axes = plt.subplots(len(panels), len(dtypes), figsize=(6 * len(dtypes), 4 * len(panels)), squeeze=False)
+    for row, (pass_, reduction) in enumerate(panels):
+        for column, dtype in enumerate(dtypes):
+            in_panel = [r for r in in_case if (r.workload.pass_, r.workload.reduction, r.workload.dtype)
+                        == (pass_, reduction, dtype)]
+            _plot_panel(axes[row][column], in_panel, f"{pass_}, {reduction}, {dtype}")
+    figure.suptitle(f"BCEWithLogits, {case}: Melem/s against N (higher is better)")
+    figure.tight_layout()
+    path = Path(directory) / f"{STEM}_{case}.png"
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+    return path
 
 
 # ms_bcewl and the built-in op of one mode share a colour; the line style tells the provider.

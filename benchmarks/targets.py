@@ -26,17 +26,21 @@ def _row(target, mode_runtime, workload, measured, needed, at_least):
 
 def _fp32_rows(index, mode_runtime):
     for workload, row in index.items():
-        if workload.is_floor or workload.dtype != "float32" or workload.size not in TARGET_SIZES:
-            continue
         ours = median_in(row, "ms_bcewl", mode_runtime)
-        if ours is None:
-            continue
-        label = workload.label()
-        for target, peer, needed in PEER_TARGETS:
-            peer_time = median_in(row, peer, None if peer == "torch" else mode_runtime)
-            yield _row(target, mode_runtime, label, peer_time and peer_time / ours, needed, True)
-        roofs = [t for t in (median_in(row, name) for name in ROOFS) if t is not None]
-        yield _row("roof ÷ ms_bcewl", mode_runtime, label, max(roofs) / ours if roofs else None, ROOF_TARGET, True)
+        if _is_fp32_target(workload) and ours is not None:
+            yield from _fp32_workload_rows(workload.label(), row, ours, mode_runtime)
+
+
+def _is_fp32_target(workload):
+    return not workload.is_floor and workload.dtype == "float32" and workload.size in TARGET_SIZES
+
+
+def _fp32_workload_rows(label, row, ours, mode_runtime):
+    for target, peer, needed in PEER_TARGETS:
+        peer_time = median_in(row, peer, None if peer == "torch" else mode_runtime)
+        yield _row(target, mode_runtime, label, peer_time and peer_time / ours, needed, True)
+    roofs = [t for t in (median_in(row, name) for name in ROOFS) if t is not None]
+    yield _row("roof ÷ ms_bcewl", mode_runtime, label, max(roofs) / ours if roofs else None, ROOF_TARGET, True)
 
 
 def _sixteen_bit_rows(index, mode_runtime):
