@@ -17,26 +17,29 @@
 
 namespace ms_bcewl::entry {
 
-[[noreturn]] inline void Fail(const std::string &what) { throw std::runtime_error("ms_bcewl: " + what); }
+// MindSpore's entries report a failure by exception, which MindSpore raises in Python; the aclnn layer beneath
+// returns status codes instead.
+[[noreturn]] inline void ThrowError(const std::string &what) { throw std::runtime_error("ms_bcewl: " + what); }
 
 struct TensorDeleter {
   void operator()(aclTensor *tensor) const { aclDestroyTensor(tensor); }
 };
 using TensorHandle = std::unique_ptr<aclTensor, TensorDeleter>;
 
-// A contiguous view of `data` with these dims (row-major strides); Fail with the library's message if refused.
+// A contiguous view of `data` with these dims (row-major strides); ThrowError with the library's message if refused.
 inline TensorHandle MakeContiguousView(const int64_t *dims, int64_t rank, aclDataType dtype, void *data) {
   std::vector<int64_t> strides(static_cast<size_t>(rank), 1);
   for (int64_t d = rank - 2; d >= 0; --d) strides[d] = strides[d + 1] * dims[d + 1];
   aclTensor *view = aclCreateTensor(dims, static_cast<uint64_t>(rank), dtype, strides.data(), 0, ACL_FORMAT_ND, dims,
                                     static_cast<uint64_t>(rank), data);
-  if (view == nullptr) Fail(aclGetRecentErrMsg());
+  if (view == nullptr) ThrowError(aclGetRecentErrMsg());
   return TensorHandle(view);
 }
 
 inline void ThrowOnError(aclnnStatus status, const char *phase) {
   if (status != ACLNN_SUCCESS) {
-    Fail(std::string(aclGetRecentErrMsg()) + " [" + phase + " returned aclnn status " + std::to_string(status) + "]");
+    ThrowError(std::string(aclGetRecentErrMsg()) + " [" + phase + " returned aclnn status " + std::to_string(status) +
+               "]");
   }
 }
 
@@ -51,7 +54,7 @@ inline void RunPhaseTwo(PhaseTwo run, uint64_t workspace_size, aclOpExecutor *ex
     if (buffer.size() < workspace_size) buffer.resize(workspace_size);
   } catch (const std::bad_alloc &) {
     aclDestroyAclOpExecutor(executor);
-    Fail("could not allocate a workspace of " + std::to_string(workspace_size) + " bytes");
+    ThrowError("could not allocate a workspace of " + std::to_string(workspace_size) + " bytes");
   }
   ThrowOnError(run(workspace_size == 0 ? nullptr : buffer.data(), workspace_size, executor, nullptr), "launch");
 }

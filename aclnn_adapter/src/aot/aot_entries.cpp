@@ -43,9 +43,9 @@
 namespace {
 
 using ms_bcewl::Operation;
-using ms_bcewl::entry::Fail;
 using ms_bcewl::entry::PhaseTwo;
 using ms_bcewl::entry::TensorHandle;
+using ms_bcewl::entry::ThrowError;
 using ms_bcewl::entry::ThrowOnError;
 
 constexpr int kMaxRank = 8;
@@ -75,20 +75,20 @@ struct Layout {
 };
 
 aclDataType DataTypeFromName(const char *name, int index) {
-  if (name == nullptr) Fail("argument " + std::to_string(index) + " has no dtype");
+  if (name == nullptr) ThrowError("argument " + std::to_string(index) + " has no dtype");
   if (std::strcmp(name, "float32") == 0) return ACL_FLOAT;
   if (std::strcmp(name, "float16") == 0) return ACL_FLOAT16;
   if (std::strcmp(name, "bfloat16") == 0) return ACL_BF16;
-  Fail("argument " + std::to_string(index) + " has unsupported dtype " + name +
-       " (supported: float16, float32, bfloat16)");
+  ThrowError("argument " + std::to_string(index) + " has unsupported dtype " + name +
+             " (supported: float16, float32, bfloat16)");
 }
 
 TensorHandle MakeContiguousTensor(const AotCall &call, int index) {
   const int rank = call.ndims[index];
   if (rank < 0 || rank > kMaxRank) {
-    Fail("argument " + std::to_string(index) + " has rank " + std::to_string(rank) + "; at most 8 is supported");
+    ThrowError("argument " + std::to_string(index) + " has rank " + std::to_string(rank) + "; at most 8 is supported");
   }
-  if (rank > 0 && call.shapes[index] == nullptr) Fail("argument " + std::to_string(index) + " has no shape");
+  if (rank > 0 && call.shapes[index] == nullptr) ThrowError("argument " + std::to_string(index) + " has no shape");
   return ms_bcewl::entry::MakeContiguousView(call.shapes[index], rank, DataTypeFromName(call.dtypes[index], index),
                                              call.params[index]);
 }
@@ -138,7 +138,7 @@ GradientApi GradientApiFor(Operation operation) {
     case Operation::kLossAndAllGradients:
       break;
   }
-  Fail("this operation has no single-output gradient API");
+  ThrowError("this operation has no single-output gradient API");
 }
 
 aclnnStatus PlanForOperation(Operation operation, const PhaseOneArgs &a, uint64_t *workspace_size,
@@ -163,11 +163,11 @@ aclnnStatus PlanForOperation(Operation operation, const PhaseOneArgs &a, uint64_
 void CheckCall(const Layout &layout, const AotCall &call) {
   const int expected = layout.input_count() + layout.output_count();
   if (call.nparam != expected) {
-    Fail("expected " + std::to_string(expected) + " arguments (inputs and outputs), got " +
-         std::to_string(call.nparam));
+    ThrowError("expected " + std::to_string(expected) + " arguments (inputs and outputs), got " +
+               std::to_string(call.nparam));
   }
   if (call.params == nullptr || call.ndims == nullptr || call.shapes == nullptr || call.dtypes == nullptr) {
-    Fail("MindSpore passed a null argument table");
+    ThrowError("MindSpore passed a null argument table");
   }
 }
 
@@ -180,16 +180,16 @@ std::string PythonTuple(const int64_t *dims, int rank) {
   return text + (rank == 1 ? ",)" : ")");
 }
 
-[[noreturn]] void FailAsPython(const std::string &sentence) {
+[[noreturn]] void ThrowAsPython(const std::string &sentence) {
   throw std::runtime_error("For 'binary_cross_entropy_with_logits', " + sentence);
 }
 
 void CheckRankAsPython(const AotCall &call, int index, const char *name) {
   const int rank = call.ndims[index];
-  if (rank < 0) Fail("argument " + std::to_string(index) + " has rank " + std::to_string(rank));
+  if (rank < 0) ThrowError("argument " + std::to_string(index) + " has rank " + std::to_string(rank));
   if (rank > kMaxRank) {
-    FailAsPython("'" + std::string(name) + "' has rank " + std::to_string(rank) + " (shape " +
-                 PythonTuple(call.shapes[index], rank) + "); at most 8 dimensions are supported.");
+    ThrowAsPython("'" + std::string(name) + "' has rank " + std::to_string(rank) + " (shape " +
+                  PythonTuple(call.shapes[index], rank) + "); at most 8 dimensions are supported.");
   }
 }
 
@@ -217,13 +217,13 @@ void CheckShapesAsPython(const Layout &layout, const AotCall &call) {
   const int64_t *input_dims = call.shapes[input];
   const std::string input_shape = PythonTuple(input_dims, input_rank);
   if (call.ndims[target] != input_rank || !std::equal(input_dims, input_dims + input_rank, call.shapes[target])) {
-    FailAsPython("'input' and 'target' must have the same shape, but got input " + input_shape + " and target " +
-                 PythonTuple(call.shapes[target], call.ndims[target]) + ".");
+    ThrowAsPython("'input' and 'target' must have the same shape, but got input " + input_shape + " and target " +
+                  PythonTuple(call.shapes[target], call.ndims[target]) + ".");
   }
   for (const auto &[index, name] : optional) {
     if (index >= 0 && !BroadcastsWithoutEnlarging(call.shapes[index], call.ndims[index], input_dims, input_rank)) {
-      FailAsPython("'" + std::string(name) + "' of shape " + PythonTuple(call.shapes[index], call.ndims[index]) +
-                   " must broadcast to the shape of 'input' " + input_shape + " without enlarging it.");
+      ThrowAsPython("'" + std::string(name) + "' of shape " + PythonTuple(call.shapes[index], call.ndims[index]) +
+                    " must broadcast to the shape of 'input' " + input_shape + " without enlarging it.");
     }
   }
 }
@@ -256,7 +256,7 @@ void Launch(const Layout &layout, int64_t reduction, const AotCall &call) {
 
 std::vector<int64_t> ShapeOf(int *ndims, int64_t **shapes, int index) {
   if (ndims == nullptr || shapes == nullptr || ndims[index] < 0 || ndims[index] > kMaxRank) {
-    Fail("infer shape received an invalid shape table");
+    ThrowError("infer shape received an invalid shape table");
   }
   return std::vector<int64_t>(shapes[index], shapes[index] + ndims[index]);
 }
@@ -278,7 +278,7 @@ std::vector<int64_t> InferShape(const Layout &layout, int64_t reduction, int *nd
     case Operation::kLossAndAllGradients:
       break;
   }
-  Fail("no InferShape for this operation");
+  ThrowError("no InferShape for this operation");
 }
 
 }  // namespace

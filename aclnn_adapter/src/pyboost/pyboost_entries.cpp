@@ -68,10 +68,10 @@ using mindspore::pynative::autograd::AutogradContext;
 using mindspore::pynative::autograd::Function;
 using TensorPtr = mindspore::tensor::TensorPtr;
 using TensorPtrList = std::vector<TensorPtr>;
-using ms_bcewl::entry::Fail;
 using ms_bcewl::entry::PhaseTwo;
 using ms_bcewl::entry::RunPhaseTwo;
 using ms_bcewl::entry::TensorHandle;
+using ms_bcewl::entry::ThrowError;
 using ms_bcewl::entry::ThrowOnError;
 
 aclDataType AclDataType(TypeId type) {
@@ -83,7 +83,7 @@ aclDataType AclDataType(TypeId type) {
     case TypeId::kNumberTypeBFloat16:
       return ACL_BF16;
     default:
-      Fail("unsupported dtype (supported: float16, float32, bfloat16)");
+      ThrowError("unsupported dtype (supported: float16, float32, bfloat16)");
   }
 }
 
@@ -295,7 +295,7 @@ struct BceWithLogitsFunction : public Function<BceWithLogitsFunction<kHasWeight,
   // The gradients the forward computed for a gradOutput of 1 are handed over once (a second backward, or another
   // gradOutput, computes them).
   static TensorPtrList Backward(AutogradContext *ctx, TensorPtrList grad_outputs) {
-    if (BackwardIsRecorded()) Fail(kNotDifferentiableTwice);
+    if (BackwardIsRecorded()) ThrowError(kNotDifferentiableTwice);
     TensorPtrList grads{nullptr};  // one per argument of Forward: the reduction has none
     const auto of_one = ctx->saved_data.find(kGradientsOfOne);
     if (of_one != ctx->saved_data.end()) {
