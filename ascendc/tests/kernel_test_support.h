@@ -24,7 +24,7 @@ extern "C" void ms_bcewl_sigmoid_cross_entropy_with_logits_grad(GM_ADDR predict,
                                                                 GM_ADDR weight, GM_ADDR pos_weight, GM_ADDR gradient,
                                                                 GM_ADDR workspace, GM_ADDR tiling);
 
-namespace bcewl_test {
+namespace test {
 
 template <typename T>
 struct TypeTag {
@@ -185,8 +185,8 @@ double PosWeightAt(const Request &request, const LossInputs<T> &in, uint64_t i) 
 template <typename Plan>
 void CheckPlannedUb(const Plan &plan, const std::string &what) {
   const uint32_t used = AscendC::sim::LastLaunchStats().peakUbBytes;
-  CHECK_MSG(used == plan.ubBytes,
-            "kernel allocated " << used << " UB bytes, tiling planned " << plan.ubBytes << " for " << what);
+  ASSERT_MSG(used == plan.ubBytes,
+             "kernel allocated " << used << " UB bytes, tiling planned " << plan.ubBytes << " for " << what);
 }
 
 template <typename T>
@@ -213,7 +213,7 @@ template <typename T>
 std::vector<float> LaunchForward(ForwardCase<T> &c, uint32_t ubBytes = AscendC::sim::kAscend910bUbBytes) {
   c.request.platform.ubBytes = ubBytes;
   const auto plan = bcewl::PlanForward(c.request);
-  CHECK_MSG(plan.ok(), plan.error << " for " << DescribeRequest(c.request));
+  ASSERT_MSG(plan.ok(), plan.error << " for " << DescribeRequest(c.request));
   std::vector<float> loss(c.request.totalLength, Sentinel<float>());
   std::vector<uint32_t> tiling = TilingWords(plan.data);
   AscendC::SimLaunchConfig config;
@@ -236,9 +236,9 @@ void CheckForward(ForwardCase<T> &c, uint32_t ubBytes = AscendC::sim::kAscend910
   const std::vector<float> loss = LaunchForward(c, ubBytes);
   for (uint64_t i = 0; i < loss.size(); ++i) {
     const Expected expected = ExpectedLoss(c, i);
-    CHECK_MSG(Matches(loss[i], expected, RoundingOf<float>()),
-              DescribeRequest(c.request) << ": loss[" << i << "] = " << loss[i] << ", expected " << expected.value
-                                         << " (x=" << ToDouble(c.in.x[i]) << ", y=" << ToDouble(c.in.y[i]) << ")");
+    ASSERT_MSG(Matches(loss[i], expected, RoundingOf<float>()),
+               DescribeRequest(c.request) << ": loss[" << i << "] = " << loss[i] << ", expected " << expected.value
+                                          << " (x=" << ToDouble(c.in.x[i]) << ", y=" << ToDouble(c.in.y[i]) << ")");
   }
 }
 
@@ -274,7 +274,7 @@ std::string Describe(const GradCase<T> &c) {
 template <typename T>
 std::vector<T> LaunchGrad(GradCase<T> &c) {
   const auto plan = bcewl::PlanGrad(c.request);
-  CHECK_MSG(plan.ok(), plan.error << " for " << Describe(c));
+  ASSERT_MSG(plan.ok(), plan.error << " for " << Describe(c));
   std::vector<T> gradient(c.request.totalLength, Sentinel<T>());
   std::vector<uint32_t> tiling = TilingWords(plan.data);
   AscendC::SimLaunch(&ms_bcewl_sigmoid_cross_entropy_with_logits_grad, plan.blockDim, Gm(c.in.x), Gm(c.in.y), Gm(c.g),
@@ -292,12 +292,12 @@ void CheckGrad(GradCase<T> &c) {
     const double g = ToDouble(c.g[OperandIndex(c.request.dout, i)]);
     const Expected expected = ReferenceGradient(ToDouble(c.in.x[i]), ToDouble(c.in.y[i]), g,
                                                 WeightAt(c.request, c.in, i), PosWeightAt(c.request, c.in, i), scale);
-    CHECK_MSG(Matches(ToDouble(gradient[i]), expected, RoundingOf<T>()),
-              Describe(c) << ": dx[" << i << "] = " << ToDouble(gradient[i]) << ", expected " << expected.value
-                          << " (x=" << ToDouble(c.in.x[i]) << ", y=" << ToDouble(c.in.y[i]) << ")");
+    ASSERT_MSG(Matches(ToDouble(gradient[i]), expected, RoundingOf<T>()),
+               Describe(c) << ": dx[" << i << "] = " << ToDouble(gradient[i]) << ", expected " << expected.value
+                           << " (x=" << ToDouble(c.in.x[i]) << ", y=" << ToDouble(c.in.y[i]) << ")");
   }
 }
 
-}  // namespace bcewl_test
+}  // namespace test
 
 #endif  // MS_BCEWL_ASCENDC_TESTS_KERNEL_TEST_SUPPORT_H_

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace bcewl_test {
+namespace test {
 namespace {
 
 constexpr double kFloat32Epsilon = 1.0 / 8388608.0;  // 2^-23
@@ -85,4 +85,4 @@ bool Matches(double got, const Expected &expected, const OutputRounding &roundin
   return std::fabs(got - expected.value) <= tolerance;
 }
 
-}  // namespace bcewl_test
+}  // namespace test

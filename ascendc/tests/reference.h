@@ -7,7 +7,7 @@
 
 #include "kernel_operator.h"
 
-namespace bcewl_test {
+namespace test {
 
 double DecodeHalfBits(uint16_t bits);
 double DecodeBFloat16Bits(uint16_t bits);
@@ -46,6 +46,6 @@ OutputRounding RoundingOf();
 // NaN must match NaN and infinities must match exactly.
 bool Matches(double got, const Expected &expected, const OutputRounding &rounding);
 
-}  // namespace bcewl_test
+}  // namespace test
 
 #endif  // MS_BCEWL_ASCENDC_TESTS_REFERENCE_H_

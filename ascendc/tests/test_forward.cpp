@@ -4,7 +4,7 @@
 
 #include "kernel_test_support.h"
 
-namespace bcewl_test {
+namespace test {
 namespace {
 
 const uint32_t kCoreCounts[] = {1, 8, 20, 48};
@@ -57,12 +57,12 @@ TEST_CASE(forward_full_tiles_use_data_copy_and_tails_data_copy_pad) {
   const uint64_t tile = ForwardTileLength<float>(Variant{true, true});
   auto whole = MakeForwardCase<float>(4 * tile, 1, SameShape(4 * tile), SameShape(4 * tile), 1);
   CheckForward(whole);
-  CHECK(AscendC::sim::LastLaunchStats().dataCopyPadCalls == 0);
-  CHECK(AscendC::sim::LastLaunchStats().dataCopyCalls == 4 * 5);  // 4 tiles x (4 inputs + 1 output)
+  ASSERT_TRUE(AscendC::sim::LastLaunchStats().dataCopyPadCalls == 0);
+  ASSERT_TRUE(AscendC::sim::LastLaunchStats().dataCopyCalls == 4 * 5);  // 4 tiles x (4 inputs + 1 output)
 
   auto tail = MakeForwardCase<float>(4 * tile + 3, 1, SameShape(4 * tile + 3), SameShape(4 * tile + 3), 2);
   CheckForward(tail);
-  CHECK(AscendC::sim::LastLaunchStats().dataCopyPadCalls == 5);  // the tail tile: 4 inputs + 1 output
+  ASSERT_TRUE(AscendC::sim::LastLaunchStats().dataCopyPadCalls == 5);  // the tail tile: 4 inputs + 1 output
 }
 
 namespace {
@@ -116,10 +116,10 @@ TEST_CASE(forward_broadcast_modes) {
       for (uint32_t cores : {1u, 8u, 48u}) {
         auto c = MakeForwardCase<T>(broadcast.n, cores, broadcast.weight, broadcast.posWeight, broadcast.n + cores);
         const auto plan = bcewl::PlanForward(c.request);
-        CHECK_MSG(plan.data.weight.mode == broadcast.weightMode,
-                  broadcast.name << ": weight mode " << plan.data.weight.mode);
-        CHECK_MSG(plan.data.posWeight.mode == broadcast.posWeightMode,
-                  broadcast.name << ": pos_weight mode " << plan.data.posWeight.mode);
+        ASSERT_MSG(plan.data.weight.mode == broadcast.weightMode,
+                   broadcast.name << ": weight mode " << plan.data.weight.mode);
+        ASSERT_MSG(plan.data.posWeight.mode == broadcast.posWeightMode,
+                   broadcast.name << ": pos_weight mode " << plan.data.posWeight.mode);
         CheckForward(c);
       }
     }
@@ -132,7 +132,7 @@ TEST_CASE(forward_with_a_smaller_ub) {
     using T = typename decltype(tag)::type;
     auto full = MakeForwardCase<T>(30011, 4, SameShape(30011), SameShape(30011), 3);
     CheckForward(full, kSmallUb);
-    CHECK(AscendC::sim::LastLaunchStats().peakUbBytes <= kSmallUb);
+    ASSERT_TRUE(AscendC::sim::LastLaunchStats().peakUbBytes <= kSmallUb);
     auto rows = MakeForwardCase<T>(7 * 3001, 2, Trailing(7), Runs(3001, 7), 4);
     CheckForward(rows, kSmallUb);
   });
@@ -172,7 +172,7 @@ TEST_CASE(forward_limits_at_infinite_logits_and_nan) {
     const bool ok = std::isnan(expected)
                         ? std::isnan(loss[i])
                         : (std::isinf(expected) ? loss[i] == expected : std::fabs(loss[i] - expected) < 1e-6);
-    CHECK_MSG(ok, "special " << i << ": got " << loss[i] << ", expected " << expected);
+    ASSERT_MSG(ok, "special " << i << ": got " << loss[i] << ", expected " << expected);
   }
 }
 
@@ -199,7 +199,7 @@ TEST_CASE(forward_unknown_tiling_key_writes_nothing) {
     AscendC::SimLaunch(&ms_bcewl_sigmoid_cross_entropy_with_logits, plan.blockDim, Gm(c.in.x), Gm(c.in.y),
                        static_cast<GM_ADDR>(nullptr), static_cast<GM_ADDR>(nullptr), Gm(loss),
                        static_cast<GM_ADDR>(nullptr), Gm(tiling));
-    for (float value : loss) CHECK_MSG(value == Sentinel<float>(), "key " << key << " wrote output");
+    for (float value : loss) ASSERT_MSG(value == Sentinel<float>(), "key " << key << " wrote output");
   }
 }
 
@@ -211,8 +211,8 @@ TEST_CASE(forward_launch_with_more_blocks_than_planned) {
   AscendC::SimLaunch(&ms_bcewl_sigmoid_cross_entropy_with_logits, plan.blockDim + 5, Gm(c.in.x), Gm(c.in.y), Gm(c.in.w),
                      static_cast<GM_ADDR>(nullptr), Gm(loss), static_cast<GM_ADDR>(nullptr), Gm(tiling));
   for (uint64_t i = 0; i < loss.size(); ++i) {
-    CHECK_MSG(Matches(loss[i], ExpectedLoss(c, i), RoundingOf<float>()), "loss[" << i << "] = " << loss[i]);
+    ASSERT_MSG(Matches(loss[i], ExpectedLoss(c, i), RoundingOf<float>()), "loss[" << i << "] = " << loss[i]);
   }
 }
 
-}  // namespace bcewl_test
+}  // namespace test

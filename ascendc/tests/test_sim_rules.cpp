@@ -9,22 +9,23 @@
 
 #include "kernel_test_support.h"
 
-namespace bcewl_test {
+namespace test {
 namespace {
 
 using namespace AscendC;
 
 template <typename Fn>
 void ExpectViolation(Fn fn, const std::string &fragment) {
+  bool violated = false;
+  std::string message;
   try {
     fn();
   } catch (const SimViolation &violation) {
-    const std::string message = violation.what();
-    CHECK_MSG(message.find(fragment) != std::string::npos,
-              "message \"" << message << "\" lacks \"" << fragment << "\"");
-    return;
+    violated = true;
+    message = violation.what();
   }
-  Fail(__FILE__, __LINE__, "expected a SimViolation mentioning \"" + fragment + "\"");
+  ASSERT_MSG(violated, "expected a SimViolation mentioning \"" << fragment << "\"");
+  ASSERT_MSG(message.find(fragment) != std::string::npos, "message \"" << message << "\" lacks \"" << fragment << "\"");
 }
 
 // Copies `count` floats GM -> UB -> GM through a queue, the way the kernels do.
@@ -58,15 +59,15 @@ void LaunchRoundTrip(Buffers &b, uint32_t count, uint64_t gmSize) {
 TEST_CASE(sim_accepts_a_whole_block_data_copy) {
   Buffers b;
   LaunchRoundTrip(b, 64, 256);
-  for (int i = 0; i < 64; ++i) CHECK(b.dst[i] == 1.5f);
-  CHECK(b.dst[64] == 0.0f);
-  CHECK(sim::LastLaunchStats().dataCopyCalls == 2);
+  for (int i = 0; i < 64; ++i) ASSERT_TRUE(b.dst[i] == 1.5f);
+  ASSERT_TRUE(b.dst[64] == 0.0f);
+  ASSERT_TRUE(sim::LastLaunchStats().dataCopyCalls == 2);
 }
 
 TEST_CASE(sim_rejects_misaligned_data_copy) {
   Buffers b;
   ExpectViolation([&] { LaunchRoundTrip(b, 7, 256); }, "28 bytes is not a multiple of 32 bytes");
-  CHECK(b.dst[0] == 0.0f);
+  ASSERT_TRUE(b.dst[0] == 0.0f);
 }
 
 TEST_CASE(sim_rejects_out_of_bounds_global_tensor_access) {
@@ -227,14 +228,14 @@ TEST_CASE(sim_data_copy_pad_places_blocks_on_32_byte_boundaries) {
         queue.FreeTensor(t);
       },
       1, Gm(src), Gm(dst), Gm(ub));
-  for (int i = 0; i < 15; ++i) CHECK(dst[i] == static_cast<float>(i));
+  for (int i = 0; i < 15; ++i) ASSERT_TRUE(dst[i] == static_cast<float>(i));
   for (int row = 0; row < 3; ++row) {
     for (int col = 0; col < 16; ++col) {
       const float expected = col < 5 ? static_cast<float>(row * 5 + col) : 0.0f;
-      CHECK_MSG(ub[row * 16 + col] == expected, "UB lane " << row * 16 + col);
+      ASSERT_MSG(ub[row * 16 + col] == expected, "UB lane " << row * 16 + col);
     }
   }
-  CHECK(sim::LastLaunchStats().dataCopyPadCalls == 2);
+  ASSERT_TRUE(sim::LastLaunchStats().dataCopyPadCalls == 2);
 }
 
 TEST_CASE(sim_rejects_bad_data_copy_pad_parameters) {
@@ -283,8 +284,8 @@ TEST_CASE(sim_runs_blocks_in_order_with_their_index) {
       },
       20, reinterpret_cast<GM_ADDR>(seen.data()));
   for (int64_t b = 0; b < 20; ++b) {
-    CHECK(seen[2 * b] == b);
-    CHECK(seen[2 * b + 1] == 20);
+    ASSERT_TRUE(seen[2 * b] == b);
+    ASSERT_TRUE(seen[2 * b + 1] == 20);
   }
   ExpectViolation([] { (void)GetBlockIdx(); }, "outside SimLaunch");
   ExpectViolation([] { SimLaunch(+[] {}, 0); }, "blockDim 0");
@@ -309,12 +310,12 @@ TEST_CASE(sim_float16_and_bfloat16_conversions_are_exact) {
   for (uint32_t bits = 0; bits <= 0xFFFF; ++bits) {
     const double independent = DecodeHalfBits(static_cast<uint16_t>(bits));
     const double simulated = sim::HalfBitsToFloat(static_cast<uint16_t>(bits));
-    CHECK(std::isnan(independent) ? std::isnan(simulated) : simulated == independent);
+    ASSERT_TRUE(std::isnan(independent) ? std::isnan(simulated) : simulated == independent);
     const double bf16 = DecodeBFloat16Bits(static_cast<uint16_t>(bits));
     const double bf16Simulated = sim::BFloat16BitsToFloat(static_cast<uint16_t>(bits));
-    CHECK(std::isnan(bf16) ? std::isnan(bf16Simulated) : bf16Simulated == bf16);
+    ASSERT_TRUE(std::isnan(bf16) ? std::isnan(bf16Simulated) : bf16Simulated == bf16);
   }
-  CHECK(std::fegetround() == FE_TONEAREST);
+  ASSERT_TRUE(std::fegetround() == FE_TONEAREST);
   std::mt19937 rng(5);
   std::vector<float> values = {0.0f,          -0.0f,         65504.0f,      65519.99f, 65520.0f, 1e-8f,    2.98e-8f,
                                2.9802322e-8f, 6.1035156e-5f, 3.3895314e38f, -1e30f,    INFINITY, -INFINITY};
@@ -327,12 +328,12 @@ TEST_CASE(sim_float16_and_bfloat16_conversions_are_exact) {
   }
   for (float f : values) {
     const double halfExpected = RoundToFormat(f, 10, -14, 65504.0);
-    CHECK_MSG(DecodeHalfBits(sim::FloatToHalfBits(f)) == halfExpected, "half of " << f);
+    ASSERT_MSG(DecodeHalfBits(sim::FloatToHalfBits(f)) == halfExpected, "half of " << f);
     const double bf16Expected = RoundToFormat(f, 7, -126, 3.3895313892515355e38);
-    CHECK_MSG(DecodeBFloat16Bits(sim::FloatToBFloat16Bits(f)) == bf16Expected, "bfloat16 of " << f);
+    ASSERT_MSG(DecodeBFloat16Bits(sim::FloatToBFloat16Bits(f)) == bf16Expected, "bfloat16 of " << f);
   }
-  CHECK(std::isnan(DecodeHalfBits(sim::FloatToHalfBits(NAN))));
-  CHECK(std::isnan(DecodeBFloat16Bits(sim::FloatToBFloat16Bits(NAN))));
+  ASSERT_TRUE(std::isnan(DecodeHalfBits(sim::FloatToHalfBits(NAN))));
+  ASSERT_TRUE(std::isnan(DecodeBFloat16Bits(sim::FloatToBFloat16Bits(NAN))));
 }
 
 TEST_CASE(sim_cast_rejects_round_modes_it_does_not_model) {
@@ -412,11 +413,11 @@ TEST_CASE(sim_compare_scalar_and_select_follow_ieee_and_the_little_endian_bit_or
       float tensorSelected;
       std::memcpy(&scalarSelected, out.data() + 8 + i * sizeof(float), sizeof(float));
       std::memcpy(&tensorSelected, out.data() + 8 + (kMaskTestCount + i) * sizeof(float), sizeof(float));
-      CHECK_MSG(((out[i / 8] >> (i % 8)) & 1u) == (bit ? 1u : 0u), "mode " << static_cast<int>(mode) << " lane " << i);
+      ASSERT_MSG(((out[i / 8] >> (i % 8)) & 1u) == (bit ? 1u : 0u), "mode " << static_cast<int>(mode) << " lane " << i);
       const float expectedScalar = bit ? value : 7.0f;
       const float expectedTensor = bit ? value : 5.0f;
-      CHECK(std::memcmp(&scalarSelected, &expectedScalar, sizeof(float)) == 0);
-      CHECK(std::memcmp(&tensorSelected, &expectedTensor, sizeof(float)) == 0);
+      ASSERT_TRUE(std::memcmp(&scalarSelected, &expectedScalar, sizeof(float)) == 0);
+      ASSERT_TRUE(std::memcmp(&tensorSelected, &expectedTensor, sizeof(float)) == 0);
     }
   }
 }
@@ -456,4 +457,4 @@ TEST_CASE(sim_rejects_bad_compare_scalar_and_select_operands) {
       "4096 UB bytes left unallocated, its tensor modes need 8 KiB");
 }
 
-}  // namespace bcewl_test
+}  // namespace test

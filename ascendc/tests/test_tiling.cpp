@@ -6,7 +6,7 @@
 #include "bcewl_kernel_common.h"
 #include "kernel_test_support.h"
 
-namespace bcewl_test {
+namespace test {
 namespace {
 
 uint64_t BytesOf(bcewl::DtypeCode dtype) { return dtype == bcewl::kDtypeFloat32 ? 4 : 2; }
@@ -16,37 +16,37 @@ uint64_t BytesOf(bcewl::DtypeCode dtype) { return dtype == bcewl::kDtypeFloat32 
 void CheckCoverage(const bcewl::TileGeometry &g, uint32_t blockDim, bcewl::DtypeCode dtype, const std::string &what) {
   const uint64_t bytes = BytesOf(dtype);
   const bool alignable = (g.rowLength * bytes) % 32 == 0 || g.rowCount == 1;
-  CHECK_MSG(g.tileCapacity % bcewl::kTileCapacityAlignment == 0 && g.rowStride * bytes % 32 == 0, what);
-  CHECK_MSG(g.rowsPerTile == 1 || g.chunksPerRow == 1, what);
-  CHECK_MSG(g.rowsPerTile <= bcewl::kMaxRowsPerTile, what);
+  ASSERT_MSG(g.tileCapacity % bcewl::kTileCapacityAlignment == 0 && g.rowStride * bytes % 32 == 0, what);
+  ASSERT_MSG(g.rowsPerTile == 1 || g.chunksPerRow == 1, what);
+  ASSERT_MSG(g.rowsPerTile <= bcewl::kMaxRowsPerTile, what);
   uint64_t cursor = 0;
   for (uint32_t b = 0; b < blockDim; ++b) {
     const bcewl::BlockSpan block = bcewl::MakeBlockSpan(g, b, blockDim);
-    CHECK_MSG(block.unitCount > 0, what << ": block " << b << " has no work");
-    CHECK_MSG(block.start == cursor, what << ": block " << b << " starts at " << block.start);
-    CHECK_MSG(!alignable || block.start * bytes % 32 == 0, what << ": block " << b << " start misaligned");
+    ASSERT_MSG(block.unitCount > 0, what << ": block " << b << " has no work");
+    ASSERT_MSG(block.start == cursor, what << ": block " << b << " starts at " << block.start);
+    ASSERT_MSG(!alignable || block.start * bytes % 32 == 0, what << ": block " << b << " start misaligned");
     for (uint64_t t = 0; t < block.tileCount; ++t) {
       const bcewl::TileSpan tile = bcewl::MakeTileSpan(g, block, t);
-      CHECK_MSG(tile.flatOffset == cursor, what << ": tile " << t << " of block " << b << " at " << tile.flatOffset);
-      CHECK_MSG(tile.rows >= 1 && tile.rows <= g.rowsPerTile && tile.cols >= 1 && tile.cols <= g.rowStride, what);
-      CHECK_MSG(tile.count <= g.tileCapacity, what);
-      CHECK_MSG(tile.rows == 1 || tile.cols == g.rowLength, what);
-      CHECK_MSG(!alignable || tile.flatOffset * bytes % 32 == 0, what << ": tile start misaligned");
+      ASSERT_MSG(tile.flatOffset == cursor, what << ": tile " << t << " of block " << b << " at " << tile.flatOffset);
+      ASSERT_MSG(tile.rows >= 1 && tile.rows <= g.rowsPerTile && tile.cols >= 1 && tile.cols <= g.rowStride, what);
+      ASSERT_MSG(tile.count <= g.tileCapacity, what);
+      ASSERT_MSG(tile.rows == 1 || tile.cols == g.rowLength, what);
+      ASSERT_MSG(!alignable || tile.flatOffset * bytes % 32 == 0, what << ": tile start misaligned");
       cursor += static_cast<uint64_t>(tile.rows) * tile.cols;
     }
-    CHECK_MSG(cursor == block.start + block.length, what << ": block " << b << " length");
+    ASSERT_MSG(cursor == block.start + block.length, what << ": block " << b << " length");
   }
-  CHECK_MSG(cursor == g.totalLength, what << ": covered " << cursor << " of " << g.totalLength);
+  ASSERT_MSG(cursor == g.totalLength, what << ": covered " << cursor << " of " << g.totalLength);
 }
 
 // ubReserved: UB the kernel must leave unallocated (Select's scratch in the forward kernel).
 template <typename Plan>
 void CheckPlan(const Plan &plan, uint64_t n, uint32_t cores, bcewl::DtypeCode dtype, uint64_t ubReserved,
                const std::string &what) {
-  CHECK_MSG(plan.ok(), what << ": " << plan.error);
-  CHECK_MSG(plan.blockDim >= 1 && plan.blockDim <= cores, what << ": blockDim " << plan.blockDim);
-  CHECK_MSG(plan.ubBytes + ubReserved <= bcewl::kAscend910bUbBytes, what << ": " << plan.ubBytes << " UB bytes");
-  CHECK_MSG(n == 0 || plan.ubBytes > 0, what);
+  ASSERT_MSG(plan.ok(), what << ": " << plan.error);
+  ASSERT_MSG(plan.blockDim >= 1 && plan.blockDim <= cores, what << ": blockDim " << plan.blockDim);
+  ASSERT_MSG(plan.ubBytes + ubReserved <= bcewl::kAscend910bUbBytes, what << ": " << plan.ubBytes << " UB bytes");
+  ASSERT_MSG(n == 0 || plan.ubBytes > 0, what);
   if (n > 0) CheckCoverage(plan.data.geometry, plan.blockDim, dtype, what);
 }
 
@@ -101,11 +101,11 @@ TEST_CASE(tiling_uses_every_core_when_there_is_enough_work) {
   bcewl::ForwardTilingRequest request;
   request.totalLength = 48 * bcewl::kMinElementsPerCore;
   request.platform.coreNum = 48;
-  CHECK(bcewl::PlanForward(request).blockDim == 48);
+  ASSERT_TRUE(bcewl::PlanForward(request).blockDim == 48);
   request.totalLength = 3 * bcewl::kMinElementsPerCore;
-  CHECK(bcewl::PlanForward(request).blockDim == 3);
+  ASSERT_TRUE(bcewl::PlanForward(request).blockDim == 3);
   request.totalLength = 100;
-  CHECK(bcewl::PlanForward(request).blockDim == 1);
+  ASSERT_TRUE(bcewl::PlanForward(request).blockDim == 1);
 }
 
 TEST_CASE(tiling_key_encodes_dtype_and_variant) {
@@ -113,14 +113,14 @@ TEST_CASE(tiling_key_encodes_dtype_and_variant) {
   request.totalLength = 10;
   request.dtype = bcewl::kDtypeFloat16;
   request.weight = SameShape(10);
-  CHECK(bcewl::PlanForward(request).data.tilingKey == 110);
+  ASSERT_TRUE(bcewl::PlanForward(request).data.tilingKey == 110);
   request.dtype = bcewl::kDtypeBFloat16;
   request.weight = Absent();
   request.posWeight = Trailing(5);
-  CHECK(bcewl::PlanForward(request).data.tilingKey == 201);
+  ASSERT_TRUE(bcewl::PlanForward(request).data.tilingKey == 201);
   request.dtype = bcewl::kDtypeFloat32;
   request.weight = Trailing(2);
-  CHECK(bcewl::PlanForward(request).data.tilingKey == 11);
+  ASSERT_TRUE(bcewl::PlanForward(request).data.tilingKey == 11);
 }
 
 // The grad OpDef's Int attribute reaches PlanGrad as the aclnn code, cast to Reduction (bcewl_cann_host.cpp).
@@ -133,8 +133,8 @@ TEST_CASE(tiling_takes_the_aclnn_reduction_codes) {
     request.reduction = static_cast<bcewl::Reduction>(code);
     const auto plan = bcewl::PlanGrad(request);
     const bool valid = code >= 0 && code <= 2;
-    CHECK_MSG(plan.ok() == valid, "code " << code << ": " << plan.error);
-    if (valid) CHECK(plan.data.scale == scales[code]);
+    ASSERT_MSG(plan.ok() == valid, "code " << code << ": " << plan.error);
+    if (valid) ASSERT_TRUE(plan.data.scale == scales[code]);
   }
 }
 
@@ -142,46 +142,46 @@ TEST_CASE(tiling_grad_scale_follows_the_reduction) {
   bcewl::GradTilingRequest request;
   request.totalLength = 8;
   request.dout = SameShape(8);
-  CHECK(bcewl::PlanGrad(request).data.scale == 1.0f);
+  ASSERT_TRUE(bcewl::PlanGrad(request).data.scale == 1.0f);
   request.reduction = bcewl::Reduction::kMean;
   request.dout = Runs(1, 1);
-  CHECK(bcewl::PlanGrad(request).data.scale == 0.125f);
+  ASSERT_TRUE(bcewl::PlanGrad(request).data.scale == 0.125f);
   request.reduction = bcewl::Reduction::kSum;
-  CHECK(bcewl::PlanGrad(request).data.scale == 1.0f);
+  ASSERT_TRUE(bcewl::PlanGrad(request).data.scale == 1.0f);
 }
 
 TEST_CASE(tiling_rejects_invalid_requests) {
   bcewl::ForwardTilingRequest forward;
   forward.totalLength = 12;
   forward.platform.coreNum = 0;
-  CHECK(!bcewl::PlanForward(forward).ok());
+  ASSERT_TRUE(!bcewl::PlanForward(forward).ok());
   forward.platform.coreNum = 4;
   forward.dtype = static_cast<bcewl::DtypeCode>(7);
-  CHECK(!bcewl::PlanForward(forward).ok());
+  ASSERT_TRUE(!bcewl::PlanForward(forward).ok());
   forward.dtype = bcewl::kDtypeFloat32;
   forward.weight = Trailing(5);  // 5 does not divide 12
-  CHECK(!bcewl::PlanForward(forward).ok());
+  ASSERT_TRUE(!bcewl::PlanForward(forward).ok());
   forward.weight = Runs(0, 1);
-  CHECK(!bcewl::PlanForward(forward).ok());
+  ASSERT_TRUE(!bcewl::PlanForward(forward).ok());
   forward.weight = Trailing(4);    // repeats every 4 ...
   forward.posWeight = Runs(2, 6);  // ... changes every 6: no common row length
-  CHECK(bcewl::PlanForward(forward).error.find("do not nest") != std::string::npos);
+  ASSERT_TRUE(bcewl::PlanForward(forward).error.find("do not nest") != std::string::npos);
   forward.posWeight = Absent();
   forward.weight = Absent();
   forward.platform.ubBytes = bcewl::kSelectScratchUbBytes;  // nothing left beside Select's scratch
-  CHECK(!bcewl::PlanForward(forward).ok());
+  ASSERT_TRUE(!bcewl::PlanForward(forward).ok());
   forward.platform.ubBytes = bcewl::kSelectScratchUbBytes + 4 * 1024;  // less than 256 elements of every buffer
-  CHECK(!bcewl::PlanForward(forward).ok());
+  ASSERT_TRUE(!bcewl::PlanForward(forward).ok());
 
   bcewl::GradTilingRequest grad;
   grad.totalLength = 12;
-  CHECK(bcewl::PlanGrad(grad).error == "dout is required");
+  ASSERT_TRUE(bcewl::PlanGrad(grad).error == "dout is required");
   grad.dout = SameShape(12);
   grad.reduction = static_cast<bcewl::Reduction>(3);
-  CHECK(!bcewl::PlanGrad(grad).ok());
+  ASSERT_TRUE(!bcewl::PlanGrad(grad).ok());
   grad.reduction = bcewl::Reduction::kNone;
   grad.weight = Trailing(7);
-  CHECK(!bcewl::PlanGrad(grad).ok());
+  ASSERT_TRUE(!bcewl::PlanGrad(grad).ok());
 }
 
 TEST_CASE(describe_broadcast_shapes) {
@@ -211,12 +211,12 @@ TEST_CASE(describe_broadcast_shapes) {
   for (const Case &c : cases) {
     bcewl::OperandRequest request;
     const bool describable = bcewl::DescribeBroadcast(c.out, c.operand, &request);
-    CHECK(describable == c.describable);
+    ASSERT_TRUE(describable == c.describable);
     if (!describable) continue;
-    CHECK(request.present);
-    CHECK_MSG(request.period == c.period && request.inner == c.inner,
-              "period " << request.period << " inner " << request.inner);
+    ASSERT_TRUE(request.present);
+    ASSERT_MSG(request.period == c.period && request.inner == c.inner,
+               "period " << request.period << " inner " << request.inner);
   }
 }
 
-}  // namespace bcewl_test
+}  // namespace test
