@@ -371,6 +371,15 @@ class CaseBuilder {
 
   // Shapes, dtypes and presence that make the call invalid (or valid in a rarely taken way).
   void BreakShapesAndDtypes() {
+    BreakShapes();
+    BreakDtypes();
+    DropArguments();
+    if (IsFused(c_.op)) {
+      MismatchWeightGradients();
+    }
+  }
+
+  void BreakShapes() {
     if (random_.Chance(0.03)) {
       shapes_[kTarget] = DifferentFrom(shapes_[kSelf]);
     }
@@ -391,6 +400,9 @@ class CaseBuilder {
     if (random_.Chance(0.02)) {
       PadRank(AnyRole());
     }
+  }
+
+  void BreakDtypes() {
     for (Role output : OutputRoles(c_.op)) {
       if (random_.Chance(0.03)) {
         dtypes_[output] = random_.Pick<int32_t>({ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
@@ -399,13 +411,14 @@ class CaseBuilder {
     if (random_.Chance(0.04)) {
       dtypes_[AnyRole()] = UnsupportedDtype();
     }
+  }
+
+  // Arguments passed as nullptr.
+  void DropArguments() {
     // kGradAll draws as before kLossOut (its highest role is kGradPosWeightOut), the others as before kGradAll
     const int drawn_roles = IsFused(c_.op) ? HighestRole() + 1 : kGradWeightOut;
     for (int role = 0; role < drawn_roles; ++role) {
       present_[role] = present_[role] && !random_.Chance(0.025);
-    }
-    if (IsFused(c_.op)) {
-      MismatchWeightGradients();
     }
   }
 
@@ -430,10 +443,50 @@ class CaseBuilder {
     return strides;
   }
 
-  std::optional<Shape> Strides(const Shape &dims, bool huge) {
-    std::vector<size_t> order(dims.size());
+  static std::vector<size_t> RowMajor(size_t rank) {
+    std::vector<size_t> order(rank);
     std::iota(order.begin(), order.end(), 0);
+    return order;
+  }
+
+  Shape Contiguous(const Shape &dims) { return Contiguous(dims, RowMajor(dims.size()), Shape(dims.size(), 0)); }
+
+  // A transposed view.
+  Shape Permuted(const Shape &dims) {
+    std::vector<size_t> order = RowMajor(dims.size());
+    std::shuffle(order.begin(), order.end(), std::mt19937_64(random_.Bits()));
+    return Contiguous(dims, order, Shape(dims.size(), 0));
+  }
+
+  Shape WithRowGaps(const Shape &dims) {
     Shape padding(dims.size(), 0);
+    for (int64_t &pad : padding) {
+      pad = random_.Between(0, 2);
+    }
+    return Contiguous(dims, RowMajor(dims.size()), padding);
+  }
+
+  // Stride 0 on some dims: an input that repeats elements, or an output that overlaps itself.
+  Shape WithSomeZeroStrides(const Shape &dims) {
+    Shape strides = Contiguous(dims);
+    for (int64_t &stride : strides) {
+      stride = random_.Chance(0.3) ? 0 : stride;
+    }
+    return strides;
+  }
+
+  // The strides of size-1 dims never matter.
+  Shape WithAnyStridesOfSizeOneDims(const Shape &dims) {
+    Shape strides = Contiguous(dims);
+    for (size_t dim = 0; dim < dims.size(); ++dim) {
+      if (dims[dim] == 1) {
+        strides[dim] = random_.Pick<int64_t>({0, 7, int64_t{1} << 40, INT64_MAX});
+      }
+    }
+    return strides;
+  }
+
+  std::optional<Shape> Strides(const Shape &dims, bool huge) {
     if (huge) {
       return Shape(dims.size(), 0);
     }
@@ -441,34 +494,17 @@ class CaseBuilder {
       case 0:
       case 1:
         return std::nullopt;
-      case 2:  // permuted (a transposed view)
-        std::shuffle(order.begin(), order.end(), std::mt19937_64(random_.Bits()));
-        break;
-      case 3:  // gaps between rows
-        for (int64_t &pad : padding) {
-          pad = random_.Between(0, 2);
-        }
-        break;
-      case 4: {  // stride 0 on some dims: an input that repeats elements, or an output that overlaps itself
-        Shape strides = Contiguous(dims, order, padding);
-        for (int64_t &stride : strides) {
-          stride = random_.Chance(0.3) ? 0 : stride;
-        }
-        return strides;
-      }
-      case 5: {  // strides of size-1 dims never matter
-        Shape strides = Contiguous(dims, order, padding);
-        for (size_t dim = 0; dim < dims.size(); ++dim) {
-          if (dims[dim] == 1) {
-            strides[dim] = random_.Pick<int64_t>({0, 7, int64_t{1} << 40, INT64_MAX});
-          }
-        }
-        return strides;
-      }
+      case 2:
+        return Permuted(dims);
+      case 3:
+        return WithRowGaps(dims);
+      case 4:
+        return WithSomeZeroStrides(dims);
+      case 5:
+        return WithAnyStridesOfSizeOneDims(dims);
       default:
-        break;
+        return Contiguous(dims);
     }
-    return Contiguous(dims, order, padding);
   }
 
   Descriptor LaidOut(const Shape &dims, int32_t dtype, bool huge) {
@@ -516,7 +552,16 @@ class CaseBuilder {
       d->dims = {2};
       d->strides.reset();
     }
+    // Drawn for every breakage, so that the later draws of a seed stay the same.
     const size_t dim = static_cast<size_t>(random_.Between(0, static_cast<int64_t>(d->dims.size()) - 1));
+    if (ChangesADim(breakage)) {
+      BreakDim(d, dim, breakage);
+    } else {
+      BreakWholeView(d, breakage);
+    }
+  }
+
+  void BreakDim(Descriptor *d, size_t dim, Breakage breakage) {
     switch (breakage) {
       case Breakage::kNegativeDim:
         d->dims[dim] = -random_.Between(1, 3);
@@ -531,10 +576,16 @@ class CaseBuilder {
         ExplicitStrides(d);
         (*d->strides)[dim] = random_.Pick<int64_t>({int64_t{1} << 40, int64_t{1} << 62, INT64_MAX});
         break;
-      case Breakage::kNegativeStride:
+      default:  // kNegativeStride
         ExplicitStrides(d);
         (*d->strides)[dim] = -random_.Between(1, 4);
         break;
+    }
+  }
+
+  // The breakages of the storage are made once it is sized (BreakDescriptors).
+  void BreakWholeView(Descriptor *d, Breakage breakage) {
+    switch (breakage) {
       case Breakage::kNegativeOffset:
         d->offset = -random_.Pick<int64_t>({1, int64_t{1} << 40, INT64_MAX});
         break;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -86,29 +87,46 @@ bool BroadcastsTo(const Shape &shape, const Shape &to) {
   return true;
 }
 
+// The values of each input: mostly in the range its argument is meant for, some outside it or extreme.
+double SelfValue(Random &random) {
+  return random.Chance(0.05) ? random.Pick({0.0, -0.0, 1e-30, 20.0, -20.0, 90.0, -90.0, 3e4, -3e4})
+                             : random.Uniform(-8.0, 8.0);
+}
+
+double TargetValue(Random &random) {
+  if (random.Chance(0.2)) {
+    return random.Pick({0.0, 1.0});
+  }
+  return random.Chance(0.1) ? random.Uniform(-1.0, 2.0) : random.Uniform(0.0, 1.0);
+}
+
+double WeightValue(Random &random) { return random.Chance(0.1) ? random.Uniform(-2.0, 0.0) : random.Uniform(0.0, 2.0); }
+
+double PosWeightValue(Random &random) {
+  return random.Chance(0.1) ? random.Uniform(-1.0, 0.0) : random.Uniform(0.0, 3.0);
+}
+
+double GradValue(Random &random) { return random.Uniform(-2.0, 2.0); }
+
 double RandomValue(Random &random, Role role, bool non_finite) {
   if (non_finite && random.Chance(0.02)) {
     return random.Pick({std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
                         std::numeric_limits<double>::quiet_NaN()});
   }
-  switch (role) {
-    case kSelf:
-      return random.Chance(0.05) ? random.Pick({0.0, -0.0, 1e-30, 20.0, -20.0, 90.0, -90.0, 3e4, -3e4})
-                                 : random.Uniform(-8.0, 8.0);
-    case kTarget:
-      if (random.Chance(0.2)) {
-        return random.Pick({0.0, 1.0});
-      }
-      return random.Chance(0.1) ? random.Uniform(-1.0, 2.0) : random.Uniform(0.0, 1.0);
-    case kWeight:
-      return random.Chance(0.1) ? random.Uniform(-2.0, 0.0) : random.Uniform(0.0, 2.0);
-    case kPosWeight:
-      return random.Chance(0.1) ? random.Uniform(-1.0, 0.0) : random.Uniform(0.0, 3.0);
-    case kGrad:
-      return random.Uniform(-2.0, 2.0);
-    default:
-      return random.Uniform(-1e3, 1e3);
+  static const struct {
+    Role role;
+    double (*draw)(Random &random);
+  } kInputValues[] = {{kSelf, SelfValue},
+                      {kTarget, TargetValue},
+                      {kWeight, WeightValue},
+                      {kPosWeight, PosWeightValue},
+                      {kGrad, GradValue}};
+  for (const auto &input : kInputValues) {
+    if (input.role == role) {
+      return input.draw(random);
+    }
   }
+  return random.Uniform(-1e3, 1e3);  // what an output's storage holds before the call
 }
 
 // A phase-2 workspace of `bytes` (none when 0): heap memory, or aclrtMalloc memory as in CANN's example.
@@ -174,6 +192,115 @@ struct PlanExpectation {
   int status = ACLNN_SUCCESS;
   std::optional<Role> culprit;
 };
+
+// The failure about the first of `roles` that `fails`, if any.
+template <typename Predicate>
+std::optional<PlanExpectation> FirstFailing(const std::vector<Role> &roles, int status, Predicate fails) {
+  const auto found = std::find_if(roles.begin(), roles.end(), fails);
+  if (found == roles.end()) {
+    return std::nullopt;
+  }
+  return PlanExpectation{status, *found};
+}
+
+// ---- aclrtMemcpy ----
+
+// The buffers of an aclrtMemcpy check: an aclrtMalloc one and a heap one of the same size.
+struct CopyBuffers {
+  unsigned char *device;
+  std::vector<unsigned char> host;
+};
+
+struct BufferContents {
+  std::vector<unsigned char> device;
+  std::vector<unsigned char> host;
+  bool operator==(const BufferContents &other) const { return device == other.device && host == other.host; }
+};
+
+BufferContents ContentsOf(const CopyBuffers &buffers) {
+  return {std::vector<unsigned char>(buffers.device, buffers.device + buffers.host.size()), buffers.host};
+}
+
+// One end of a copy: the aclrtMalloc buffer, the heap buffer or nullptr, at an offset.
+struct End {
+  unsigned char *buffer;
+  size_t offset;
+  unsigned char *data() const { return buffer == nullptr ? nullptr : buffer + offset; }
+};
+
+struct Copy {
+  int32_t kind;
+  End dst;
+  End src;
+  size_t dest_max;
+  size_t count;
+};
+
+bool IsMemcpyKind(int32_t kind) { return kind >= ACL_MEMCPY_HOST_TO_HOST && kind <= ACL_MEMCPY_DEFAULT; }
+
+bool WritesDevice(int32_t kind) {
+  return IsMemcpyKind(kind) && (kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_DEVICE_TO_DEVICE);
+}
+
+bool ReadsDevice(int32_t kind) {
+  return IsMemcpyKind(kind) && (kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_DEVICE);
+}
+
+// Byte by byte, the device's then the host's.
+void FillRandomly(Random &random, CopyBuffers *buffers) {
+  for (size_t i = 0; i < buffers->host.size(); ++i) {
+    buffers->device[i] = static_cast<unsigned char>(random.Bits());
+    buffers->host[i] = static_cast<unsigned char>(random.Bits());
+  }
+}
+
+End DrawEnd(Random &random, CopyBuffers *buffers) {
+  const size_t bytes = buffers->host.size();
+  unsigned char *buffer = random.Chance(0.05) ? nullptr : random.Chance(0.5) ? buffers->device : buffers->host.data();
+  return End{buffer, static_cast<size_t>(random.Between(0, std::min<int64_t>(8, bytes - 1)))};
+}
+
+// The host-side ends keep to what a caller must ensure (count and destMax within the buffer); the device-side
+// ends and everything else may be wrong, for the adapter to reject.
+Copy DrawCopy(Random &random, CopyBuffers *buffers) {
+  const size_t bytes = buffers->host.size();
+  Copy copy;
+  copy.kind = random.Chance(0.8) ? static_cast<int32_t>(random.Between(0, 4))
+                                 : random.Pick<int32_t>({-1, 5, 7, 8, 64, INT32_MIN, INT32_MAX});
+  copy.dst = DrawEnd(random, buffers);
+  copy.src = DrawEnd(random, buffers);
+  copy.dest_max = random.Chance(0.7) ? bytes : static_cast<size_t>(random.Between(0, bytes));
+  const int64_t most = static_cast<int64_t>(bytes);
+  copy.count = static_cast<size_t>(random.Chance(0.9) ? random.Between(0, most) : random.Between(most + 1, most + 8));
+  if (!WritesDevice(copy.kind)) {
+    copy.dest_max = std::min(copy.dest_max, bytes - copy.dst.offset);
+  }
+  if (!ReadsDevice(copy.kind)) {
+    copy.count = std::min(copy.count, bytes - copy.src.offset);
+  }
+  return copy;
+}
+
+bool IsAccepted(const Copy &copy, const CopyBuffers &buffers) {
+  const auto inside_device = [&](const End &end) {
+    return end.buffer == buffers.device && end.offset + copy.count <= buffers.host.size();
+  };
+  return copy.dst.buffer != nullptr && copy.src.buffer != nullptr && IsMemcpyKind(copy.kind) &&
+         copy.count <= copy.dest_max && (!WritesDevice(copy.kind) || inside_device(copy.dst)) &&
+         (!ReadsDevice(copy.kind) || inside_device(copy.src));
+}
+
+// What the buffers must hold after the copy.
+BufferContents AfterCopy(const Copy &copy, const CopyBuffers &buffers, bool accepted) {
+  BufferContents expected = ContentsOf(buffers);
+  if (accepted) {
+    const auto model = [&](const End &end) {
+      return (end.buffer == buffers.device ? expected.device.data() : expected.host.data()) + end.offset;
+    };
+    std::memmove(model(copy.dst), model(copy.src), copy.count);
+  }
+  return expected;
+}
 
 class CaseRunner {
  public:
@@ -397,64 +524,92 @@ class CaseRunner {
   // place open; this is the adapter's). A loss output (the forward's, kLossAndAllGradients's) has the forward's
   // rules: target's dtype, and target's shape for none, else [] or [1].
   PlanExpectation ExpectedPlan() const {
-    const Operation op = case_.op;
-    std::vector<Role> roles = RolesOf(op);
-    const auto failing = [&](auto &&fails) -> std::optional<Role> {
-      const auto found = std::find_if(roles.begin(), roles.end(), [&](Role role) { return fails(role); });
-      return found == roles.end() ? std::nullopt : std::optional<Role>(*found);
-    };
-    // The call checks every argument but the gradients of inputs it does not get (weight gradients only: the other
-    // outputs' owners are required).
-    const auto of_no_input = [&](Role r) { return IsOutput(r) && Passed(OwnerOf(op, r)) == nullptr; };
-    const std::optional<Role> without_its_input = failing([&](Role r) { return of_no_input(r) && Passed(r); });
-    roles.erase(std::remove_if(roles.begin(), roles.end(), of_no_input), roles.end());
-    if (auto role = failing([&](Role r) { return IsRequired(op, r) && Passed(r) == nullptr; })) {
-      return {ACLNN_ERR_PARAM_NULLPTR, role};
+    const std::vector<Role> roles = CheckedRoles();
+    std::optional<PlanExpectation> failure = NullPointerFailure(roles);
+    if (!failure) {
+      failure = DtypeOrReductionFailure(roles);
+    }
+    if (!failure) {
+      failure = ShapeFailure(roles);
+    }
+    return failure.value_or(PlanExpectation{});
+  }
+
+  // A weight gradient whose input the call does not get.
+  bool IsGradientOfNoInput(Role role) const { return IsOutput(role) && Passed(OwnerOf(case_.op, role)) == nullptr; }
+
+  // The call checks every argument but the gradients of inputs it does not get (weight gradients only: the other
+  // outputs' owners are required).
+  std::vector<Role> CheckedRoles() const {
+    std::vector<Role> roles = RolesOf(case_.op);
+    roles.erase(std::remove_if(roles.begin(), roles.end(), [this](Role r) { return IsGradientOfNoInput(r); }),
+                roles.end());
+    return roles;
+  }
+
+  std::optional<PlanExpectation> NullPointerFailure(const std::vector<Role> &roles) const {
+    const auto missing = [this](Role r) { return IsRequired(case_.op, r) && Passed(r) == nullptr; };
+    if (std::optional<PlanExpectation> failure = FirstFailing(roles, ACLNN_ERR_PARAM_NULLPTR, missing)) {
+      return failure;
     }
     if (case_.null_workspace_size || case_.null_executor) {
-      return {ACLNN_ERR_PARAM_NULLPTR, std::nullopt};
+      return PlanExpectation{ACLNN_ERR_PARAM_NULLPTR, std::nullopt};
     }
-    if (auto role = failing([&](Role r) { return Passed(r) != nullptr && Passed(r)->null_data && NumelOf(r) > 0; })) {
-      return {ACLNN_ERR_PARAM_NULLPTR, role};
+    return FirstFailing(roles, ACLNN_ERR_PARAM_NULLPTR,
+                        [this](Role r) { return Passed(r) != nullptr && Passed(r)->null_data && NumelOf(r) > 0; });
+  }
+
+  std::optional<PlanExpectation> DtypeOrReductionFailure(const std::vector<Role> &roles) const {
+    const auto without_its_input = [this](Role r) { return IsGradientOfNoInput(r) && Passed(r) != nullptr; };
+    if (auto failure = FirstFailing(RolesOf(case_.op), ACLNN_ERR_PARAM_INVALID, without_its_input)) {
+      return failure;
     }
-    if (without_its_input) {
-      return {ACLNN_ERR_PARAM_INVALID, without_its_input};
+    const auto unsupported = [this](Role r) { return Passed(r) != nullptr && !IsSupportedDtype(Passed(r)->dtype); };
+    if (auto failure = FirstFailing(roles, ACLNN_ERR_PARAM_INVALID, unsupported)) {
+      return failure;
     }
-    if (auto role = failing([&](Role r) { return Passed(r) != nullptr && !IsSupportedDtype(Passed(r)->dtype); })) {
-      return {ACLNN_ERR_PARAM_INVALID, role};
-    }
-    if (auto role = failing([&](Role r) { return IsOutput(r) && Passed(r)->dtype != Passed(OwnerOf(op, r))->dtype; })) {
-      return {ACLNN_ERR_PARAM_INVALID, role};
+    const auto unlike_owner = [this](Role r) {
+      return IsOutput(r) && Passed(r)->dtype != Passed(OwnerOf(case_.op, r))->dtype;
+    };
+    if (auto failure = FirstFailing(roles, ACLNN_ERR_PARAM_INVALID, unlike_owner)) {
+      return failure;
     }
     if (case_.reduction < 0 || case_.reduction > 2) {
-      return {ACLNN_ERR_PARAM_INVALID, std::nullopt};
+      return PlanExpectation{ACLNN_ERR_PARAM_INVALID, std::nullopt};
     }
-    if (auto role = failing([&](Role r) { return Passed(r) != nullptr && Passed(r)->dims.size() > kMaxOpRank; })) {
-      return {ACLNN_ERR_PARAM_INVALID, role};
+    return std::nullopt;
+  }
+
+  std::optional<PlanExpectation> ShapeFailure(const std::vector<Role> &roles) const {
+    const auto too_high = [this](Role r) { return Passed(r) != nullptr && Passed(r)->dims.size() > kMaxOpRank; };
+    if (auto failure = FirstFailing(roles, ACLNN_ERR_PARAM_INVALID, too_high)) {
+      return failure;
     }
-    const Shape &self = Passed(kSelf)->dims;
-    if (Passed(kTarget)->dims != self) {
-      return {ACLNN_ERR_PARAM_INVALID, std::nullopt};
+    if (Passed(kTarget)->dims != Passed(kSelf)->dims) {
+      return PlanExpectation{ACLNN_ERR_PARAM_INVALID, std::nullopt};
     }
-    for (Role role : {kGrad, kWeight, kPosWeight}) {
-      if (NumelOf(kSelf) > 0 && Passed(role) != nullptr && !BroadcastsTo(Passed(role)->dims, self)) {
-        return {ACLNN_ERR_PARAM_INVALID, role};
-      }
+    const std::vector<Role> broadcast = {kGrad, kWeight, kPosWeight};
+    if (auto failure =
+            FirstFailing(broadcast, ACLNN_ERR_PARAM_INVALID, [this](Role r) { return Unbroadcastable(r); })) {
+      return failure;
     }
-    const auto reduced_loss = [&](Role r) {
-      return SingleOutputOp(op, r) == Operation::kForward && case_.reduction != 0;
-    };
-    const auto wrong_output_shape = [&](Role r) {
-      if (!IsOutput(r)) {
-        return false;
-      }
-      const Shape &out = Passed(r)->dims;
-      return reduced_loss(r) ? !(out.empty() || out == Shape{1}) : out != Passed(OwnerOf(op, r))->dims;
-    };
-    if (auto role = failing(wrong_output_shape)) {
-      return {ACLNN_ERR_PARAM_INVALID, role};
+    return FirstFailing(roles, ACLNN_ERR_PARAM_INVALID, [this](Role r) { return HasWrongOutputShape(r); });
+  }
+
+  // An input that does not broadcast to a non-empty self.
+  bool Unbroadcastable(Role role) const {
+    return NumelOf(kSelf) > 0 && Passed(role) != nullptr && !BroadcastsTo(Passed(role)->dims, Passed(kSelf)->dims);
+  }
+
+  bool HasWrongOutputShape(Role role) const {
+    if (!IsOutput(role)) {
+      return false;
     }
-    return {ACLNN_SUCCESS, std::nullopt};
+    const Shape &out = Passed(role)->dims;
+    if (SingleOutputOp(case_.op, role) == Operation::kForward && case_.reduction != 0) {
+      return !(out.empty() || out == Shape{1});
+    }
+    return out != Passed(OwnerOf(case_.op, role))->dims;
   }
 
   // The name the messages of op give an output.
@@ -564,88 +719,138 @@ class CaseRunner {
     return single;
   }
 
+  // What phase 2 is called with: the case's operation, its plan's executor, and a workspace of the `needed` bytes
+  // that phase 1 asked for plus `extra`.
+  struct PhaseTwoCall {
+    const OpApi &api;
+    aclOpExecutor *executor;
+    unsigned char *workspace;
+    uint64_t needed;
+    uint64_t extra;
+    Random &random;
+  };
+
   bool RunPhaseTwo(aclOpExecutor *executor, uint64_t needed) {
-    const OpApi &api = ApiOf(case_.op);
     Random random(case_seed_ + kPhaseTwo);
-    const int needed_or_not = needed > 0 ? ACLNN_ERR_PARAM_INVALID : ACLNN_SUCCESS;
-    int forged = 0;
     const uint64_t extra = random.Between(1, 64);
     Workspace workspace(needed + extra, case_.device_workspace);
-    switch (case_.run_mode) {
-      case RunMode::kRun:
-        return CallRun(api, workspace.data(), needed, executor, nullptr, {ACLNN_SUCCESS}) == ACLNN_SUCCESS;
-      case RunMode::kRunTwice: {
-        const bool computed =
-            CallRun(api, workspace.data(), needed, executor, nullptr, {ACLNN_SUCCESS}) == ACLNN_SUCCESS;
-        CallRun(api, workspace.data(), needed, executor, nullptr, {ACLNN_ERR_PARAM_INVALID});
-        return computed;
-      }
-      case RunMode::kDestroyThenRun:
-        CallDestroy(executor, ACLNN_SUCCESS);
-        CallRun(api, workspace.data(), needed, executor, nullptr, {ACLNN_ERR_PARAM_INVALID});
-        return false;
-      case RunMode::kNullExecutor:
-        CallRun(api, workspace.data(), needed, nullptr, nullptr, {ACLNN_ERR_PARAM_NULLPTR, ACLNN_ERR_PARAM_INVALID});
-        CallDestroy(executor, ACLNN_SUCCESS);
-        return false;
-      case RunMode::kForgedExecutor: {
-        auto *fake = reinterpret_cast<aclOpExecutor *>(&forged);
-        CallRun(api, workspace.data(), needed, fake, nullptr, {ACLNN_ERR_PARAM_INVALID});
-        CallDestroy(fake, ACLNN_ERR_PARAM_INVALID);
-        CallDestroy(executor, ACLNN_SUCCESS);
-        return false;
-      }
-      case RunMode::kOtherOpsRun: {  // phase 2 consumes the executor even when it refuses it
-        CallRun(ApiOf(OtherOp(random)), workspace.data(), needed, executor, nullptr, {ACLNN_ERR_PARAM_INVALID});
-        CallDestroy(executor, ACLNN_ERR_PARAM_INVALID);
-        return false;
-      }
-      case RunMode::kNullWorkspace:
-        return CallRun(api, nullptr, needed, executor, nullptr, {needed_or_not}) == ACLNN_SUCCESS;
-      case RunMode::kShortWorkspace: {
-        const uint64_t size = needed > 0 ? static_cast<uint64_t>(random.Between(0, needed - 1)) : 0;
-        return CallRun(api, workspace.data(), size, executor, nullptr, {needed_or_not}) == ACLNN_SUCCESS;
-      }
-      case RunMode::kMisalignedWorkspace:
-        return CallRun(api, workspace.data() == nullptr ? nullptr : workspace.data() + random.Between(1, 7), needed,
-                       executor, nullptr, {needed_or_not}) == ACLNN_SUCCESS;
-      case RunMode::kLargerWorkspace:
-        return CallRun(api, workspace.data(), needed + extra, executor, nullptr, {ACLNN_SUCCESS}) == ACLNN_SUCCESS;
-      case RunMode::kLiveStream: {
-        aclrtStream stream = CreateStream();
-        const bool computed =
-            CallRun(api, workspace.data(), needed, executor, stream, {ACLNN_SUCCESS}) == ACLNN_SUCCESS;
-        Checked("aclrtSynchronizeStream", {ACL_SUCCESS}, [&] { return aclrtSynchronizeStream(stream); });
-        Checked("aclrtDestroyStream", {ACL_SUCCESS}, [&] { return aclrtDestroyStream(stream); });
-        return computed;
-      }
-      case RunMode::kDestroyedStream: {
-        aclrtStream stream = CreateStream();
-        Checked("aclrtDestroyStream", {ACL_SUCCESS}, [&] { return aclrtDestroyStream(stream); });
-        CallRun(api, workspace.data(), needed, executor, stream, {ACLNN_ERR_PARAM_INVALID});
-        return false;
-      }
-      case RunMode::kForgedStream:
-        CallRun(api, workspace.data(), needed, executor, &forged, {ACLNN_ERR_PARAM_INVALID});
-        return false;
-    }
+    const PhaseTwoCall call{ApiOf(case_.op), executor, workspace.data(), needed, extra, random};
+    using ModeRun = bool (CaseRunner::*)(const PhaseTwoCall &);
+    // In RunMode's order.
+    static constexpr ModeRun kRunsByMode[] = {&CaseRunner::RunOnce,
+                                              &CaseRunner::RunTwice,
+                                              &CaseRunner::DestroyThenRun,
+                                              &CaseRunner::RunNullExecutor,
+                                              &CaseRunner::RunForgedExecutor,
+                                              &CaseRunner::RunOtherOps,
+                                              &CaseRunner::RunNullWorkspace,
+                                              &CaseRunner::RunShortWorkspace,
+                                              &CaseRunner::RunMisalignedWorkspace,
+                                              &CaseRunner::RunLargerWorkspace,
+                                              &CaseRunner::RunOnLiveStream,
+                                              &CaseRunner::RunOnDestroyedStream,
+                                              &CaseRunner::RunOnForgedStream};
+    static_assert(std::size(kRunsByMode) == static_cast<size_t>(RunMode::kForgedStream) + 1);
+    return (this->*kRunsByMode[static_cast<int>(case_.run_mode)])(call);
+  }
+
+  // Phase 2 of the case's operation with its workspace; returns whether it succeeded (computed the results).
+  bool RunOwn(const PhaseTwoCall &call, aclOpExecutor *executor, aclrtStream stream,
+              std::initializer_list<int> expected) {
+    return CallRun(call.api, call.workspace, call.needed, executor, stream, expected) == ACLNN_SUCCESS;
+  }
+
+  bool RunOnce(const PhaseTwoCall &call) { return RunOwn(call, call.executor, nullptr, {ACLNN_SUCCESS}); }
+
+  // An executor runs once.
+  bool RunTwice(const PhaseTwoCall &call) {
+    const bool computed = RunOwn(call, call.executor, nullptr, {ACLNN_SUCCESS});
+    RunOwn(call, call.executor, nullptr, {ACLNN_ERR_PARAM_INVALID});
+    return computed;
+  }
+
+  bool DestroyThenRun(const PhaseTwoCall &call) {
+    CallDestroy(call.executor, ACLNN_SUCCESS);
+    RunOwn(call, call.executor, nullptr, {ACLNN_ERR_PARAM_INVALID});
+    return false;
+  }
+
+  bool RunNullExecutor(const PhaseTwoCall &call) {
+    RunOwn(call, nullptr, nullptr, {ACLNN_ERR_PARAM_NULLPTR, ACLNN_ERR_PARAM_INVALID});
+    CallDestroy(call.executor, ACLNN_SUCCESS);
+    return false;
+  }
+
+  bool RunForgedExecutor(const PhaseTwoCall &call) {
+    int forged = 0;
+    auto *fake = reinterpret_cast<aclOpExecutor *>(&forged);
+    RunOwn(call, fake, nullptr, {ACLNN_ERR_PARAM_INVALID});
+    CallDestroy(fake, ACLNN_ERR_PARAM_INVALID);
+    CallDestroy(call.executor, ACLNN_SUCCESS);
+    return false;
+  }
+
+  // Phase 2 consumes the executor even when it refuses it.
+  bool RunOtherOps(const PhaseTwoCall &call) {
+    CallRun(ApiOf(OtherOp(call.random)), call.workspace, call.needed, call.executor, nullptr,
+            {ACLNN_ERR_PARAM_INVALID});
+    CallDestroy(call.executor, ACLNN_ERR_PARAM_INVALID);
+    return false;
+  }
+
+  // The status of a run whose workspace is unusable: refused only if the plan needs one.
+  static int UnusableWorkspaceStatus(const PhaseTwoCall &call) {
+    return call.needed > 0 ? ACLNN_ERR_PARAM_INVALID : ACLNN_SUCCESS;
+  }
+
+  bool RunNullWorkspace(const PhaseTwoCall &call) {
+    return CallRun(call.api, nullptr, call.needed, call.executor, nullptr, {UnusableWorkspaceStatus(call)}) ==
+           ACLNN_SUCCESS;
+  }
+
+  bool RunShortWorkspace(const PhaseTwoCall &call) {
+    const uint64_t size = call.needed > 0 ? static_cast<uint64_t>(call.random.Between(0, call.needed - 1)) : 0;
+    return CallRun(call.api, call.workspace, size, call.executor, nullptr, {UnusableWorkspaceStatus(call)}) ==
+           ACLNN_SUCCESS;
+  }
+
+  bool RunMisalignedWorkspace(const PhaseTwoCall &call) {
+    unsigned char *misaligned = call.workspace == nullptr ? nullptr : call.workspace + call.random.Between(1, 7);
+    return CallRun(call.api, misaligned, call.needed, call.executor, nullptr, {UnusableWorkspaceStatus(call)}) ==
+           ACLNN_SUCCESS;
+  }
+
+  bool RunLargerWorkspace(const PhaseTwoCall &call) {
+    return CallRun(call.api, call.workspace, call.needed + call.extra, call.executor, nullptr, {ACLNN_SUCCESS}) ==
+           ACLNN_SUCCESS;
+  }
+
+  bool RunOnLiveStream(const PhaseTwoCall &call) {
+    aclrtStream stream = CreateStream();
+    const bool computed = RunOwn(call, call.executor, stream, {ACLNN_SUCCESS});
+    Checked("aclrtSynchronizeStream", {ACL_SUCCESS}, [&] { return aclrtSynchronizeStream(stream); });
+    Checked("aclrtDestroyStream", {ACL_SUCCESS}, [&] { return aclrtDestroyStream(stream); });
+    return computed;
+  }
+
+  bool RunOnDestroyedStream(const PhaseTwoCall &call) {
+    aclrtStream stream = CreateStream();
+    Checked("aclrtDestroyStream", {ACL_SUCCESS}, [&] { return aclrtDestroyStream(stream); });
+    RunOwn(call, call.executor, stream, {ACLNN_ERR_PARAM_INVALID});
+    return false;
+  }
+
+  bool RunOnForgedStream(const PhaseTwoCall &call) {
+    int forged = 0;
+    RunOwn(call, call.executor, &forged, {ACLNN_ERR_PARAM_INVALID});
     return false;
   }
 
   // ---- aclrtMemcpy ----
 
-  // One end of a copy: the aclrtMalloc buffer, the heap buffer or nullptr, at an offset.
-  struct End {
-    unsigned char *buffer;
-    size_t offset;
-    unsigned char *data() const { return buffer == nullptr ? nullptr : buffer + offset; }
-  };
-
   // One aclrtMemcpy between an aclrtMalloc buffer and a heap buffer of the same size: a kind code in [0, 4] or one
   // that aclrtMemcpyKind cannot hold, random ends, offsets and counts, null pointers. The status is predicted from
   // acl_rt.h's contract, and both buffers must end as a memmove of exactly those bytes (or unchanged) leaves them.
-  // The host-side ends keep to what a caller must ensure (count and destMax within the buffer); the device-side
-  // ends and everything else may be wrong, for the adapter to reject.
   void CheckMemcpy(Random &random) {
     const size_t bytes = static_cast<size_t>(random.Between(1, 256));
     void *allocation = nullptr;
@@ -653,50 +858,19 @@ class CaseRunner {
                 [&] { return aclrtMalloc(&allocation, bytes, ACL_MEM_MALLOC_HUGE_FIRST); }) != ACL_SUCCESS) {
       return;
     }
-    auto *device = static_cast<unsigned char *>(allocation);
-    std::vector<unsigned char> host(bytes);
-    for (size_t i = 0; i < bytes; ++i) {
-      device[i] = static_cast<unsigned char>(random.Bits());
-      host[i] = static_cast<unsigned char>(random.Bits());
-    }
-    const int32_t kind = random.Chance(0.8) ? static_cast<int32_t>(random.Between(0, 4))
-                                            : random.Pick<int32_t>({-1, 5, 7, 8, 64, INT32_MIN, INT32_MAX});
-    const auto draw_end = [&] {
-      unsigned char *buffer = random.Chance(0.05) ? nullptr : random.Chance(0.5) ? device : host.data();
-      return End{buffer, static_cast<size_t>(random.Between(0, std::min<int64_t>(8, bytes - 1)))};
-    };
-    const End dst = draw_end();
-    const End src = draw_end();
-    const bool valid_kind = kind >= ACL_MEMCPY_HOST_TO_HOST && kind <= ACL_MEMCPY_DEFAULT;
-    const bool device_dst = valid_kind && (kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_DEVICE_TO_DEVICE);
-    const bool device_src = valid_kind && (kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_DEVICE);
-    size_t dest_max = random.Chance(0.7) ? bytes : static_cast<size_t>(random.Between(0, bytes));
-    const int64_t most = static_cast<int64_t>(bytes);
-    size_t count =
-        static_cast<size_t>(random.Chance(0.9) ? random.Between(0, most) : random.Between(most + 1, most + 8));
-    if (!device_dst) {
-      dest_max = std::min(dest_max, bytes - dst.offset);
-    }
-    if (!device_src) {
-      count = std::min(count, bytes - src.offset);
-    }
-    const auto inside_device = [&](const End &end) { return end.buffer == device && end.offset + count <= bytes; };
-    const bool accepted = dst.buffer != nullptr && src.buffer != nullptr && valid_kind && count <= dest_max &&
-                          (!device_dst || inside_device(dst)) && (!device_src || inside_device(src));
-
-    std::vector<unsigned char> expected_device(device, device + bytes);
-    std::vector<unsigned char> expected_host = host;
-    if (accepted) {
-      const auto model = [&](const End &end) {
-        return (end.buffer == device ? expected_device.data() : expected_host.data()) + end.offset;
-      };
-      std::memmove(model(dst), model(src), count);
-    }
-    Checked("aclrtMemcpy", {accepted ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM},
-            [&] { return aclrtMemcpy(dst.data(), dest_max, src.data(), count, static_cast<aclrtMemcpyKind>(kind)); });
-    if (!std::equal(device, device + bytes, expected_device.begin()) || host != expected_host) {
-      Report(&stats_->mismatches, "aclrtMemcpy(kind " + std::to_string(kind) + ", count " + std::to_string(count) +
-                                      ", destMax " + std::to_string(dest_max) + ") left the buffers other than " +
+    CopyBuffers buffers{static_cast<unsigned char *>(allocation), std::vector<unsigned char>(bytes)};
+    FillRandomly(random, &buffers);
+    const Copy copy = DrawCopy(random, &buffers);
+    const bool accepted = IsAccepted(copy, buffers);
+    const BufferContents expected = AfterCopy(copy, buffers, accepted);
+    Checked("aclrtMemcpy", {accepted ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM}, [&] {
+      return aclrtMemcpy(copy.dst.data(), copy.dest_max, copy.src.data(), copy.count,
+                         static_cast<aclrtMemcpyKind>(copy.kind));
+    });
+    if (!(ContentsOf(buffers) == expected)) {
+      Report(&stats_->mismatches, "aclrtMemcpy(kind " + std::to_string(copy.kind) + ", count " +
+                                      std::to_string(copy.count) + ", destMax " + std::to_string(copy.dest_max) +
+                                      ") left the buffers other than " +
                                       (accepted ? "a copy of exactly those bytes" : "unchanged"));
     }
     Checked("aclrtFree", {ACL_SUCCESS}, [&] { return aclrtFree(allocation); });

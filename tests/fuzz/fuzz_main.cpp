@@ -36,6 +36,35 @@ struct Options {
   bool regressions = false;
 };
 
+// The options that take a value, and where each puts it.
+struct ValueOption {
+  const char *name;
+  void (*set)(const char *value, Options *options);
+};
+
+const ValueOption kValueOptions[] = {
+    {"--seed", [](const char *value, Options *options) { options->seed = std::strtoull(value, nullptr, 10); }},
+    {"--iterations",
+     [](const char *value, Options *options) { options->iterations = std::strtoull(value, nullptr, 10); }},
+    {"--seconds", [](const char *value, Options *options) { options->seconds = std::strtod(value, nullptr); }},
+    {"--case", [](const char *value, Options *options) { options->only_case = std::strtoll(value, nullptr, 10); }},
+    {"--case-timeout",
+     [](const char *value, Options *options) {
+       options->case_timeout = static_cast<unsigned>(std::strtoul(value, nullptr, 10));
+     }},
+};
+
+// Returns false for a name that is not an option with a value.
+bool SetValueOption(const std::string &name, const char *value, Options *options) {
+  for (const ValueOption &option : kValueOptions) {
+    if (name == option.name) {
+      option.set(value, options);
+      return true;
+    }
+  }
+  return false;
+}
+
 bool ParseOptions(int argc, char **argv, Options *options) {
   for (int i = 1; i < argc; ++i) {
     const std::string name = argv[i];
@@ -43,24 +72,11 @@ bool ParseOptions(int argc, char **argv, Options *options) {
       options->regressions = true;
       continue;
     }
-    if (i + 1 == argc) {
-      return false;
-    }
-    const char *value = argv[++i];
-    if (name == "--seed") {
-      options->seed = std::strtoull(value, nullptr, 10);
-    } else if (name == "--iterations") {
-      options->iterations = std::strtoull(value, nullptr, 10);
-    } else if (name == "--seconds") {
-      options->seconds = std::strtod(value, nullptr);
-    } else if (name == "--case") {
-      options->only_case = std::strtoll(value, nullptr, 10);
-    } else if (name == "--case-timeout") {
-      options->case_timeout = static_cast<unsigned>(std::strtoul(value, nullptr, 10));
-    } else {
+    if (i + 1 == argc || !SetValueOption(name, argv[++i], options)) {
       return false;
     }
   }
+  // Without a limit, a campaign of 1000 cases, unless the regressions or one case were asked for instead.
   if (options->iterations == 0 && options->seconds <= 0) {
     options->iterations = options->regressions || options->only_case >= 0 ? 0 : 1000;
   }
@@ -95,37 +111,34 @@ std::string CountsText(const std::map<Key, uint64_t> &counts) {
   return text;
 }
 
-}  // namespace
+using Clock = std::chrono::steady_clock;
 
-int main(int argc, char **argv) {
-  Options options;
-  if (!ParseOptions(argc, argv, &options)) {
-    std::fprintf(stderr,
-                 "usage: %s [--regressions] [--seed N] [--iterations N] [--seconds S] [--case N] [--case-timeout S]\n",
-                 argv[0]);
-    return 2;
-  }
-  std::signal(SIGALRM, ReportHang);
-  fuzz::Stats stats;
-  const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// Whether the campaign runs case `index`: there is a campaign, and neither of its limits is reached.
+bool CampaignGoesOn(const Options &options, uint64_t index, Clock::time_point start) {
+  const bool campaign = options.iterations > 0 || options.seconds > 0;
+  const bool enough_cases = options.iterations > 0 && index >= options.iterations;
+  return campaign && !enough_cases && !(options.seconds > 0 && SecondsSince(start) >= options.seconds);
+}
+
+// The regressions, the one case and the campaign that options ask for, each case under the watchdog.
+void RunCases(const Options &options, Clock::time_point start, fuzz::Stats *stats) {
   if (options.regressions) {
-    fuzz::RunRegressions(&stats);
+    fuzz::RunRegressions(stats);
   }
   if (options.only_case >= 0) {
     ArmWatchdog(options, static_cast<uint64_t>(options.only_case));
-    fuzz::RunCase(options.seed, static_cast<uint64_t>(options.only_case), &stats);
+    fuzz::RunCase(options.seed, static_cast<uint64_t>(options.only_case), stats);
   }
-  const bool campaign = options.iterations > 0 || options.seconds > 0;
-  for (uint64_t index = 0; campaign; ++index) {
-    if ((options.iterations > 0 && index >= options.iterations) ||
-        (options.seconds > 0 && elapsed() >= options.seconds)) {
-      break;
-    }
+  for (uint64_t index = 0; CampaignGoesOn(options, index, start); ++index) {
     ArmWatchdog(options, index);
-    fuzz::RunCase(options.seed, index, &stats);
+    fuzz::RunCase(options.seed, index, stats);
   }
   alarm(0);
+}
+
+void PrintStats(const Options &options, const fuzz::Stats &stats, double seconds) {
   for (const auto &[api, statuses] : stats.statuses_by_api) {
     std::printf("  %-68s %s\n", api.c_str(), CountsText(statuses).c_str());
   }
@@ -140,6 +153,23 @@ int main(int argc, char **argv) {
       static_cast<unsigned long long>(stats.calls), CountsText(stats.statuses).c_str(),
       static_cast<unsigned long long>(stats.elements_compared),
       static_cast<unsigned long long>(stats.runs_not_compared), static_cast<unsigned long long>(stats.mismatches),
-      static_cast<unsigned long long>(stats.unexpected), elapsed());
+      static_cast<unsigned long long>(stats.unexpected), seconds);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  if (!ParseOptions(argc, argv, &options)) {
+    std::fprintf(stderr,
+                 "usage: %s [--regressions] [--seed N] [--iterations N] [--seconds S] [--case N] [--case-timeout S]\n",
+                 argv[0]);
+    return 2;
+  }
+  std::signal(SIGALRM, ReportHang);
+  fuzz::Stats stats;
+  const Clock::time_point start = Clock::now();
+  RunCases(options, start, &stats);
+  PrintStats(options, stats, SecondsSince(start));
   return stats.mismatches == 0 && stats.unexpected == 0 ? 0 : 1;
 }

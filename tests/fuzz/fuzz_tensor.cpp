@@ -18,27 +18,19 @@ bool HasNegative(const Shape &values) {
 }  // namespace
 
 size_t ElementBytes(int32_t dtype) {
-  switch (dtype) {
-    case ACL_FLOAT16:
-    case ACL_BF16:
-    case ACL_INT16:
-    case ACL_UINT16:
-      return 2;
-    case ACL_FLOAT:
-    case ACL_INT32:
-    case ACL_UINT32:
-    case ACL_COMPLEX32:
-      return 4;
-    case ACL_INT64:
-    case ACL_UINT64:
-    case ACL_DOUBLE:
-    case ACL_COMPLEX64:
-      return 8;
-    case ACL_COMPLEX128:
-      return 16;
-    default:
-      return 1;
+  static const struct {
+    size_t bytes;
+    std::vector<int32_t> dtypes;
+  } kSizes[] = {{2, {ACL_FLOAT16, ACL_BF16, ACL_INT16, ACL_UINT16}},
+                {4, {ACL_FLOAT, ACL_INT32, ACL_UINT32, ACL_COMPLEX32}},
+                {8, {ACL_INT64, ACL_UINT64, ACL_DOUBLE, ACL_COMPLEX64}},
+                {16, {ACL_COMPLEX128}}};
+  for (const auto &size : kSizes) {
+    if (std::find(size.dtypes.begin(), size.dtypes.end(), dtype) != size.dtypes.end()) {
+      return size.bytes;
+    }
   }
+  return 1;
 }
 
 bool IsSupportedDtype(int32_t dtype) { return dtype == ACL_FLOAT || dtype == ACL_FLOAT16 || dtype == ACL_BF16; }
@@ -87,24 +79,39 @@ std::optional<int64_t> StorageNeeded(const Descriptor &descriptor) {
   return static_cast<int64_t>(highest) + 1;
 }
 
+namespace {
+
+// What no caller may pass: a null array with a count, a negative dim, a code its enum cannot hold.
+bool IsMalformed(const Descriptor &d) {
+  const bool null_with_count = (d.null_dims && !d.dims.empty()) || (d.null_storage_dims && !d.storage_dims.empty());
+  return null_with_count || HasNegative(d.dims) || HasNegative(d.storage_dims) || !IsEnumValue(d.dtype) ||
+         !IsEnumValue(d.format);
+}
+
+// What the headers leave open and the adapter may reject.
+bool IsBeyondAdapterLimits(const Descriptor &d) {
+  const std::optional<Shape> strides = EffectiveStrides(d);
+  return d.dims.size() > kMaxDescribableRank || d.storage_dims.size() > kMaxDescribableRank || !CountOf(d.dims) ||
+         !CountOf(d.storage_dims) || !strides || HasNegative(*strides) || d.offset < 0;
+}
+
+// An empty view reaches no storage, whatever its strides and offset.
+bool ReachesOutsideStorage(const Descriptor &d) {
+  if (std::find(d.dims.begin(), d.dims.end(), 0) != d.dims.end()) {
+    return false;
+  }
+  const std::optional<int64_t> needed = StorageNeeded(d);
+  const std::optional<int64_t> storage = CountOf(d.storage_dims);
+  return !needed || (storage && *needed > *storage);
+}
+
+}  // namespace
+
 Creation ExpectedCreation(const Descriptor &d) {
-  if ((d.null_dims && !d.dims.empty()) || (d.null_storage_dims && !d.storage_dims.empty()) || HasNegative(d.dims) ||
-      HasNegative(d.storage_dims) || !IsEnumValue(d.dtype) || !IsEnumValue(d.format)) {
+  if (IsMalformed(d) || ReachesOutsideStorage(d)) {
     return Creation::kMustReject;
   }
-  const std::optional<int64_t> numel = CountOf(d.dims);
-  const std::optional<int64_t> storage = CountOf(d.storage_dims);
-  const std::optional<Shape> strides = EffectiveStrides(d);
-  const bool adapter_limit = d.dims.size() > kMaxDescribableRank || d.storage_dims.size() > kMaxDescribableRank ||
-                             !numel || !storage || !strides || HasNegative(*strides) || d.offset < 0;
-  const bool empty = std::find(d.dims.begin(), d.dims.end(), 0) != d.dims.end();
-  if (!empty) {
-    const std::optional<int64_t> needed = StorageNeeded(d);
-    if (!needed || (storage && *needed > *storage)) {
-      return Creation::kMustReject;
-    }
-  }
-  return adapter_limit ? Creation::kMayReject : Creation::kMustAccept;
+  return IsBeyondAdapterLimits(d) ? Creation::kMayReject : Creation::kMustAccept;
 }
 
 aclTensor *CreateTensor(const Descriptor &d, Storage *storage) {
