@@ -6,13 +6,7 @@ fixture (parametrised over PyNative and GRAPH) or the `pynative` fixture. The na
 session, plainly and with sanitizers (`plain_native_build`, `sanitized_native_build`), for every module that runs
 them.
 """
-import os
-import sys
-
 import pytest
-
-# tests/reference.py is imported as `reference` whatever the import mode or packaging of this folder.
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 MODES = ("pynative", "graph")
 
@@ -48,13 +42,13 @@ def pynative():
 
 @pytest.fixture(scope="session")
 def plain_native_build(tmp_path_factory):
-    """aclnn_adapter/ with every native program, Release (tests/native_build.py); built once per session."""
-    from native_build import build_native  # pylint: disable=import-outside-toplevel
+    """aclnn_adapter/ with every native program, Release (tests/support/native_build.py); built once per session."""
+    from support.native_build import build_native  # pylint: disable=import-outside-toplevel
     return build_native(tmp_path_factory.mktemp("native_plain"), sanitize=False)
 
 
 @pytest.fixture(scope="session")
 def sanitized_native_build(tmp_path_factory):
     """The same with ASan + UBSan (Debug); built once per session."""
-    from native_build import build_native  # pylint: disable=import-outside-toplevel
+    from support.native_build import build_native  # pylint: disable=import-outside-toplevel
     return build_native(tmp_path_factory.mktemp("native_sanitized"), sanitize=True)

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from native_build import (ADAPTER, CMAKE_EXAMPLE, HAVE_TOOLCHAIN, NATIVE_TESTS, REPO, SANITIZER_ENV,
-                          assert_no_sanitizer_report, run, run_build_step)
+from support.native_build import (ADAPTER, CMAKE_EXAMPLE, HAVE_TOOLCHAIN, NATIVE_TESTS, REPO, SANITIZER_ENV,
+                                  assert_no_sanitizer_report, run, run_build_step)
 
 EXAMPLE_DIR = REPO / "examples" / "aclnn"
 

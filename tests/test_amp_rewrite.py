@@ -12,7 +12,7 @@ import subprocess
 import textwrap
 
 import ms_bcewl
-import reference as R
+from support import reference as R
 
 # Built-in loss, ms_bcewl's, built-in again: each an O1 network that is built and run.
 PROGRAM = textwrap.dedent("""

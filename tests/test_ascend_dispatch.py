@@ -18,7 +18,7 @@ import subprocess
 import numpy as np
 import pytest
 
-import reference as ref
+from support import reference as ref
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OP_HOST = os.path.join(REPO, "ascendc", "op_host")

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from native_build import HANG_GUARD_SECONDS
+from support.native_build import HANG_GUARD_SECONDS
 
 ASCENDC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ascendc")
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")

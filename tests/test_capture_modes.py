@@ -14,7 +14,7 @@ import pytest
 from mindspore import Parameter, Tensor, nn, ops
 
 import ms_bcewl
-from native_build import HANG_GUARD_SECONDS
+from support.native_build import HANG_GUARD_SECONDS
 
 STEPS = 5
 FEATURES, CLASSES, BATCH = 4, 3, 8

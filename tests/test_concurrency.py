@@ -3,7 +3,7 @@
 - Bitwise determinism: loss, dx, dy, dw and dp are bitwise the same on every run and for 1, 2 and 4 kernel
   threads, in both modes, on inputs large enough for the kernels to split the work over threads (they run serially
   below 65,536 elements; reductions are summed in blocks of 8,192 elements). The thread count is set in this
-  process through the library's test hooks (tests/kernel_threads.py); one subprocess checks that the hooks and
+  process through the library's test hooks (tests/support/kernel_threads.py); one subprocess checks that the hooks and
   MS_BCEWL_NUM_THREADS really change how many threads run the kernels.
 - Concurrency: four Python threads call the op at once in PyNative mode, each with its own shapes, dtypes,
   weight/pos_weight and reduction, and each must get its own float64-reference answer and no exception.
@@ -14,16 +14,14 @@ import os
 import subprocess
 import threading
 import traceback
-from pathlib import Path
 
 import mindspore as ms
 import pytest
 
 import ms_bcewl
-import reference as R
-from kernel_threads import hooks, kernel_threads, library_copies_mapped
+from support import reference as R
+from support.kernel_threads import hooks, kernel_threads, library_copies_mapped
 
-TESTS_DIR = Path(__file__).resolve().parent
 THREAD_COUNTS = (1, 2, 4)
 RUNS_PER_THREAD_COUNT = 2
 FP32 = R.DTYPE_COMBOS["fp32"]
@@ -99,7 +97,7 @@ import numpy as np
 ms.set_device("CPU")
 ms.set_context(mode=ms.PYNATIVE_MODE)
 import ms_bcewl
-from kernel_threads import busy_threads, hooks, thread_ids
+from support.kernel_threads import busy_threads, hooks, thread_ids
 
 rng = np.random.default_rng(0)
 def inputs(n):
@@ -131,7 +129,7 @@ for count in (1, 2, 3, 4):
 
 
 def test_the_thread_count_from_the_environment_and_the_hooks_takes_effect(tmp_path):
-    env = dict(os.environ, MS_BCEWL_NUM_THREADS="3", PYTHONPATH=str(TESTS_DIR))
+    env = R.child_environment(dict(os.environ, MS_BCEWL_NUM_THREADS="3"))
     done = subprocess.run([*R.PYTHON, "-c", THREAD_COUNT_PROBE], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -194,8 +192,8 @@ import mindspore as ms
 ms.set_device("CPU")
 ms.set_context(mode=ms.PYNATIVE_MODE)
 import ms_bcewl
-import reference as R
-from pynative_threads_repro import run_in_threads
+from support import reference as R
+from support.pynative_threads_repro import run_in_threads
 
 ROUNDS = int(sys.argv[1])
 COMBOS = ("fp32", "fp16", "mixedbf")
@@ -244,10 +242,9 @@ FIRST_CALLS_ROUNDS = 40
 
 def test_first_calls_from_4_and_8_threads_each_get_their_own_answer(tmp_path):
     """Threads making the first call of one signature at once got another thread's value, raised or crashed the
-    process: python3 -P tests/pynative_threads_repro.py (scenario new_signatures_every_round)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(TESTS_DIR), os.environ.get("PYTHONPATH")])))
+    process: tests/support/pynative_threads_repro.py (scenario new_signatures_every_round)."""
     done = subprocess.run([*R.PYTHON, "-c", FIRST_CALLS_PROGRAM, str(FIRST_CALLS_ROUNDS)], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=900, check=False)
+                          env=R.child_environment(), capture_output=True, text=True, timeout=900, check=False)
     report = done.stdout + done.stderr[-3000:]
     assert done.returncode == 0, f"exit status {done.returncode}\n{report}"
     assert done.stdout.splitlines() == [f"{threads} threads: 0 of {threads * FIRST_CALLS_ROUNDS} first calls failed"

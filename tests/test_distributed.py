@@ -1,24 +1,22 @@
 """The sharded loss over 2 msrun workers on the CPU backend against one process, plus what needs no workers.
 
-One msrun launch (tests/distributed_worker.py, about a minute on two cores) runs every case in both modes; each
-worker writes its shard's results and the single-process results on the whole tensors, and the tests below put
-the shards together (concatenated along the split where a tensor was sliced, summed where it was passed whole)
+One msrun launch (tests/support/distributed_worker.py, about a minute on two cores) runs every case in both modes;
+each worker writes its shard's results and the single-process results on the whole tensors, and the tests below
+put the shards together (concatenated along the split where a tensor was sliced, summed where it was passed whole)
 and compare. Relative difference: the largest absolute difference over the largest reference magnitude.
 """
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-import reference as R
-from native_build import HANG_GUARD_SECONDS
+from support import examples
+from support import reference as R
+from support.native_build import HANG_GUARD_SECONDS
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "distributed"))
-import msrun  # noqa: E402  (examples/distributed/msrun.py)
-
-WORKER = Path(__file__).resolve().parent / "distributed_worker.py"
+msrun = examples.load_module("distributed/msrun.py")
+# A script's path, not a module: msrun starts every worker as `python <script> <arguments>`.
+WORKER = R.TESTS / "support" / "distributed_worker.py"
 WORKERS = 2
 TOLERANCE = {"float32": 1e-6, "float16": 1e-3}  # float16: one rounding of the same float32 value
 GRADIENTS = ("dx", "dy", "dw", "dp")

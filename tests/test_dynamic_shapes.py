@@ -13,8 +13,8 @@ import pytest
 from mindspore import Tensor, nn, ops
 
 import ms_bcewl
-import reference as R
 from conftest import set_mode
+from support import reference as R
 
 SHAPE, W_SHAPE, P_SHAPE = (4, 3), (3,), (1, 3)
 

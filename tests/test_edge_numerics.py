@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import ms_bcewl
-import reference as R
+from support import reference as R
 
 SLOW_TESTS = os.environ.get("MS_BCEWL_SLOW_TESTS") == "1"
 DTYPE_MAX = {"float16": 65504.0, "bfloat16": float(R.round_to(3.3895313892515355e38, "bfloat16"))}

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ms_bcewl
-import reference as R
+from support import reference as R
 
 ARGS = ("input", "target", "weight", "pos_weight")
 VALID_SHAPES = ((4, 3), (4, 3), (3,), (1, 3))

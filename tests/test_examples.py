@@ -1,32 +1,19 @@
 """Every example in examples/ run in its smoke mode, as a subprocess of this interpreter in a temporary directory,
 checked on what it prints and saves.
 
-The examples are found from this file's location and import ms_bcewl as any user program does: the installed
-package when the suite runs as CI runs it (`pip install ".[test]"`, `python3 -P -m pytest -q tests`). They need
-scikit-learn, matplotlib and PyYAML (the test extra). About two minutes in all on two cores, most of it the
-two-worker msrun jobs.
+The examples are found beside tests/ (tests/support/examples.py) and import ms_bcewl as any user program does:
+the installed package when the suite runs as CI runs it (`pip install ".[test]"`,
+`python3 -P -m pytest -q tests`). They need scikit-learn, matplotlib and PyYAML (the test extra). About two
+minutes in all on two cores, most of it the two-worker msrun jobs.
 """
-import importlib.util
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from native_build import HANG_GUARD_SECONDS
+from support.examples import EXAMPLES, load_module, run_example
+from support.native_build import HANG_GUARD_SECONDS
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-def run_example(script, *args, cwd, timeout=HANG_GUARD_SECONDS):
-    """stdout of `python examples/<script> args...` run in cwd; fails the test with its output if it fails."""
-    finished = subprocess.run([sys.executable, str(EXAMPLES / script), *args], cwd=cwd, capture_output=True,
-                              text=True, timeout=timeout, check=False)
-    assert finished.returncode == 0, (f"{script} exited with {finished.returncode}\n--- stdout\n"
-                                      f"{finished.stdout[-4000:]}\n--- stderr\n{finished.stderr[-4000:]}")
-    return finished.stdout
 
 
 def number_after(label, text):
@@ -73,17 +60,10 @@ def test_recipe_compares_both_losses_and_reloads_the_checkpoint(tmp_path):
                                                                            "multilabel_ms_bcewl.ckpt"]
 
 
-def recipe_config_module():
-    spec = importlib.util.spec_from_file_location("recipe_config", EXAMPLES / "recipes" / "multilabel" / "config.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_recipe_config_reads_the_same_without_pyyaml():
     import yaml
 
-    config = recipe_config_module()
+    config = load_module("recipes/multilabel/config.py")
     text = (EXAMPLES / "recipes" / "multilabel" / "config.yaml").read_text()
     assert config.parse_flat_yaml(text) == yaml.safe_load(text)
     changed = config.apply_overrides(yaml.safe_load(text), ["loss=mindspore", "epochs=3", "pos_weight=false"])

@@ -1,13 +1,13 @@
 """Forward behaviour of ms_bcewl.binary_cross_entropy_with_logits (docs/contract.md).
 
-Expected values come from the float64 reference (tests/reference.py), PyTorch in float64, MindSpore's built-in op
-and the published golden values; never from the op itself.
+Expected values come from the float64 reference (tests/support/reference.py), PyTorch in float64, MindSpore's
+built-in op and the published golden values; never from the op itself.
 """
 import mindspore as ms
 import numpy as np
 import pytest
 
-import reference as R
+from support import reference as R
 
 GOLDEN_LOSS = {
     "mean": 0.34636119,

@@ -14,8 +14,8 @@ import re
 
 import pytest
 
-from native_build import (FUZZER, HAVE_TOOLCHAIN, HANG_GUARD_SECONDS, LARGE_INDEX, SANITIZER_ENV,
-                          assert_no_sanitizer_report, build_targets, run)
+from support.native_build import (FUZZER, HAVE_TOOLCHAIN, HANG_GUARD_SECONDS, LARGE_INDEX, SANITIZER_ENV,
+                                  assert_no_sanitizer_report, build_targets, run)
 
 pytestmark = pytest.mark.skipif(not HAVE_TOOLCHAIN, reason="needs cmake and g++")
 

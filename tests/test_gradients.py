@@ -8,7 +8,7 @@ import mindspore as ms
 import numpy as np
 import pytest
 
-import reference as R
+from support import reference as R
 
 GOLDEN_DX_MEAN = [[0.00167092, -0.00524587, -0.08863537], [0.17917014, 0.05021872, -0.25530204]]
 FD_CASES = {

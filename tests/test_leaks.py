@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from native_build import CMAKE_EXAMPLE, FUZZER, HAVE_TOOLCHAIN, run
+from support.native_build import CMAKE_EXAMPLE, FUZZER, HAVE_TOOLCHAIN, run
 
 pytestmark = pytest.mark.skipif(not HAVE_TOOLCHAIN or shutil.which("valgrind") is None,
                                 reason="needs cmake, g++ and valgrind")

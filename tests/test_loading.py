@@ -214,7 +214,7 @@ except RuntimeError as error:
 
 
 def test_the_package_works_under_a_white_list_of_its_library_directory_only(tmp_path):
-    import reference as R
+    from support import reference as R
 
     library, library_dir, other_dir = (os.path.realpath(p) for p in (INSTALLED_LIBRARY, INSTALLED_LIBRARY.parent,
                                                                      tmp_path))

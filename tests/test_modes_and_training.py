@@ -8,7 +8,7 @@ import pytest
 from mindspore import nn
 
 import ms_bcewl
-import reference as R
+from support import reference as R
 
 STYLES = ("direct", "cell", "loss_cell", "jit")
 LR = 0.1

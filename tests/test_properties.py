@@ -5,7 +5,7 @@ Each example is one call of ms_bcewl.binary_cross_entropy_with_logits drawn at r
 enlarging it (0-d, shorter and trailing-aligned, size-1 dims), a dtype per tensor among float32, float16 and
 bfloat16, a reduction, logits ~ N(0, s²) for a scale s from 1 to 1e4 (clipped to ±1e4), targets in {0, 1},
 [0, 1] or [-0.5, 1.5], and a random upstream gradient. The loss and all four gradients must match the float64
-reference of tests/reference.py within the per-dtype tolerances, widened by R.rounding_scales for the float32
+reference of tests/support/reference.py within the per-dtype tolerances, widened by R.rounding_scales for the float32
 cancellation between large terms. A float16 result beyond 65504 must be inf, as the reference rounded to float16
 is (docs/contract.md §5 Dtypes: computed in float32, cast once). Invalid weight / pos_weight shapes raise ValueError
 naming both shapes.
@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-import reference as R
+from support import reference as R
 
 MAX_RANK = 8
 MAX_DIM = 6

@@ -15,19 +15,17 @@ import textwrap
 import threading
 import time
 import warnings
-from pathlib import Path
 
 import mindspore as ms
 import numpy as np
 import pytest
 from mindspore import Parameter, Tensor, nn
 
-import blocking_gradients
-import blocking_mixed_precision
 import ms_bcewl
-import reference as R
 from ms_bcewl import bcewl_pyboost_path as pyboost_path
 from ms_bcewl.bcewl_pyboost_path import PYBOOST, PyboostPath
+from support import blocking_gradients, blocking_mixed_precision
+from support import reference as R
 
 DTYPE_SETS = {
     "float16": ("float16",) * 4,
@@ -39,7 +37,7 @@ DTYPE_SETS = {
 def force_pyboost(monkeypatch):
     """The pyboost path for this test's calls, as under launch_blocking(), which this process cannot undo. The
     inputs of these tests are tensors made before the call, which the asynchronous runtime hands the module
-    correctly; blocking_gradients.py runs the same under a real launch_blocking(). On a MindSpore release whose
+    correctly; support/blocking_gradients.py runs the same under a real launch_blocking(). On a MindSpore release whose
     pyboost path is gated off, these tests still test the module."""
     monkeypatch.setattr(PYBOOST, "choice", "pyboost")
     monkeypatch.setattr(PYBOOST, "_blocking", True)
@@ -58,11 +56,11 @@ def through(pynative, monkeypatch):
     yield run
 
 
-def run_script(name, timeout=900):
-    """tests/<name> in a process of its own, with the automatic choice of path."""
+def run_support_module(module, timeout=900):
+    """support.<module> in a process of its own, with the automatic choice of path."""
     environment = {key: value for key, value in os.environ.items() if key != pyboost_path.PATH_VARIABLE}
-    done = subprocess.run([*R.PYTHON, str(Path(__file__).with_name(name))], capture_output=True,
-                          text=True, timeout=timeout, env=environment, check=False)
+    done = subprocess.run(R.module_command(module), capture_output=True, text=True, timeout=timeout,
+                          env=R.child_environment(environment), check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return done
 
@@ -228,11 +226,11 @@ def test_a_parameter_alone_is_differentiated_as_with_the_primitives(through, arg
 
 def test_mixed_precision_gives_mindsporess_dtypes_and_the_same_bits_on_both_paths():
     """Cell.to_float(float16) and auto_mixed_precision O2 / O3 on a net whose loss is ms_bcewl's Cell, under
-    launch_blocking() (tests/blocking_mixed_precision.py, its own process). The pyboost path ignored to_float: a
-    float32 loss 0.3047358 where the primitives and MindSpore's op gave float16 0.3047 (O2: 1.06089 against
-    1.06055); the primitives failed for reduction 'none'. Each case: the dtype of MindSpore's op on both paths, the
-    same bits on both, the loss of the arguments rounded to that dtype (a Parameter pos_weight too)."""
-    done = run_script("blocking_mixed_precision.py")
+    launch_blocking() (tests/support/blocking_mixed_precision.py, its own process). The pyboost path ignored
+    to_float: a float32 loss 0.3047358 where the primitives and MindSpore's op gave float16 0.3047 (O2: 1.06089
+    against 1.06055); the primitives failed for reduction 'none'. Each case: the dtype of MindSpore's op on both
+    paths, the same bits on both, the loss of the arguments rounded to that dtype (a Parameter pos_weight too)."""
+    done = run_support_module("blocking_mixed_precision")
     cases = {case["case"]: case for case in map(json.loads, filter(lambda line: line.startswith("{"),
                                                                      done.stdout.splitlines()))}
     assert len(cases) == 15, done.stdout[-2000:]
@@ -548,11 +546,9 @@ def test_gradients_given_with_a_reduced_loss_under_launch_blocking_match_the_pri
     gradients for a gradOutput of 1, which the backward hands over when its gradOutput is exactly 1: value_and_grad
     of the loss and of 3 x the loss (the other path) for mean, sum and none, three dtypes, no weights, a per-class
     pos_weight, a mask weight with it; a sum of two losses; two calls in a row; SGD of a Dense layer and of a
-    weight Parameter alone. Every case gives the primitives' bits (tests/blocking_gradients.py, its own process)."""
-    environment = {key: value for key, value in os.environ.items() if key != pyboost_path.PATH_VARIABLE}
-    done = subprocess.run([*R.PYTHON, str(Path(__file__).with_name("blocking_gradients.py"))],
-                          capture_output=True, text=True, timeout=900, env=environment, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
+    weight Parameter alone. Every case gives the primitives' bits (tests/support/blocking_gradients.py, its own
+    process)."""
+    done = run_support_module("blocking_gradients")
     cases = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert len(cases) == 58, f"{len(cases)} cases ran:\n{done.stdout[-2000:]}"
     assert [case["case"] for case in cases if not case["same_bits"]] == []

@@ -1,13 +1,13 @@
 """Second and higher-order gradients: a gradient of ms_bcewl's gradients is real in every mode, or a clear error.
 
 The gradient primitives' bprops (ms_bcewl/bcewl_second_order.py) are checked against float64 finite differences of the
-first-order gradients (tests/reference.py) for input, target, weight, pos_weight and the upstream gradient, every
-variant and reduction, and against torch's double and triple backward of F.binary_cross_entropy_with_logits in a
-WGAN-GP-style gradient penalty and a MAML-style inner step. PyNative in the default runtime and GRAPH mode run here;
-PyNative under launch_blocking() (the pyboost path, which hands a call inside a higher-order gradient to the
+first-order gradients (tests/support/reference.py) for input, target, weight, pos_weight and the upstream gradient,
+every variant and reduction, and against torch's double and triple backward of F.binary_cross_entropy_with_logits in
+a WGAN-GP-style gradient penalty and a MAML-style inner step. PyNative in the default runtime and GRAPH mode run
+here; PyNative under launch_blocking() (the pyboost path, which hands a call inside a higher-order gradient to the
 primitives) runs in a process of its own, which prints one JSON line per case:
 
-    python3 -P -c "import sys; sys.path[:0] = ['tests']; import test_second_order as t; t.blocking_cases()"
+    PYTHONPATH=tests python3 -P -c "import test_second_order as t; t.blocking_cases()"
 """
 import json
 import os
@@ -22,8 +22,8 @@ import torch.nn.functional as torch_f
 from mindspore import nn, ops
 
 import ms_bcewl
-import reference as R
 from ms_bcewl.bcewl_pyboost_path import PYBOOST
+from support import reference as R
 
 VARIANT_NAMES = tuple(R.VARIANTS)
 LEARNING_RATE = 0.5
@@ -74,7 +74,8 @@ def run_second_order(case, g, cotangents):
 
 
 def contraction(case, cotangents):
-    """The contraction in float64 as a function of (x, y, w, p, g): sum_k sum(c_k * d_k) by tests/reference.py."""
+    """The contraction in float64 as a function of (x, y, w, p, g): sum_k sum(c_k * d_k) by
+    tests/support/reference.py."""
     def value(x, y, w, p, g):
         grads = [d for d in R.grads(x, y, w, p, case.reduction, g) if d is not None]
         return sum(float(np.sum(c * d)) for c, d in zip(cotangents, grads))
@@ -107,7 +108,8 @@ def assert_second_order(got, expected, rtol, atol, what):
 
 
 def second_order_case(variant, reduction, combo="fp32"):
-    """A 3 x 4 case of the variant and dtypes (tests/reference.py), a random upstream gradient and cotangents."""
+    """A 3 x 4 case of the variant and dtypes (tests/support/reference.py), a random upstream gradient and
+    cotangents."""
     case = R.matrix_case(reduction, variant, combo)
     return case, R.upstream(case), cotangents_for(case)
 
@@ -400,10 +402,9 @@ def _outside_error(x, y):
 @pytest.fixture(scope="module")
 def blocking_results():
     environment = {key: value for key, value in os.environ.items() if key != "MS_BCEWL_PYNATIVE_PATH"}
-    script = f"import sys; sys.path[:0] = [{str(Path(__file__).parent)!r}]; import {Path(__file__).stem} as t; " \
-             "t.blocking_cases()"
+    script = f"import {Path(__file__).stem} as t; t.blocking_cases()"  # tests/ is on the child's PYTHONPATH
     done = subprocess.run([*R.PYTHON, "-c", script], capture_output=True, text=True, timeout=1800,
-                          env=environment, check=False)
+                          env=R.child_environment(environment), check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return {case["case"]: case for case in map(json.loads, (line for line in done.stdout.splitlines()
                                                              if line.startswith("{")))}

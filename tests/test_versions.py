@@ -8,7 +8,6 @@ against MindSpore's own loss. Only NumPy, MindSpore and pytest are needed (no Py
 import json
 import os
 import subprocess
-from pathlib import Path
 
 import mindspore as ms
 import numpy as np
@@ -16,8 +15,8 @@ import pytest
 from mindspore import Tensor, nn
 
 import ms_bcewl
-import reference as R
 from ms_bcewl import bcewl_pyboost_path as pyboost_path
+from support import reference as R
 
 
 @pytest.mark.parametrize("reduction", R.REDUCTIONS)
@@ -50,10 +49,10 @@ def test_dynamic_batch_through_set_inputs(mode):
 
 
 def run_repeated_grads(runtime, path):
-    """tests/pyboost_repeated_grads.py in a process of its own (launch_blocking() cannot be undone)."""
+    """tests/support/pyboost_repeated_grads.py in a process of its own (launch_blocking() cannot be undone)."""
     environment = {key: value for key, value in os.environ.items() if key != pyboost_path.PATH_VARIABLE}
-    return subprocess.run([*R.PYTHON, str(Path(__file__).with_name("pyboost_repeated_grads.py")), runtime, path],
-                          capture_output=True, text=True, env=environment, check=False)
+    return subprocess.run(R.module_command("pyboost_repeated_grads", runtime, path), capture_output=True,
+                          text=True, env=R.child_environment(environment), check=False)
 
 
 def repeated_grads(runtime, path):

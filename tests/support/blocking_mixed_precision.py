@@ -4,7 +4,7 @@ Run by tests/test_pyboost_path.py in a process of its own (launch_blocking() can
 through the pyboost path, through the ops.Custom primitives and with MindSpore's op, and prints one JSON line: the
 three output dtypes, whether the two paths gave the same bits (loss and every gradient), and the losses.
 
-    python3 -P tests/blocking_mixed_precision.py
+    PYTHONPATH=tests python3 -P -m support.blocking_mixed_precision
 """
 import json
 

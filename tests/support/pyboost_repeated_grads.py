@@ -7,7 +7,7 @@ Run by tests/test_versions.py in a process of its own (launch_blocking() cannot 
 the MindSpore version, whether the calls took the pyboost path, how many of the 40 gradients were all zero and how
 many differed in any bit from the primitives' gradient.
 
-    python3 tests/pyboost_repeated_grads.py {blocking|async} {auto|pyboost|pyboost-unchecked}
+    PYTHONPATH=tests python3 -P -m support.pyboost_repeated_grads {blocking|async} {auto|pyboost|pyboost-unchecked}
 
 `pyboost-unchecked` takes the pyboost path even where ms_bcewl refuses it (the asynchronous runtime, a MindSpore
 version whose pyboost gradients are wrong): that measures what the refusal protects from.

@@ -5,7 +5,7 @@ Run by tests/test_pyboost_path.py in a process of its own (launch_blocking() can
 through the pyboost path and once through the ops.Custom primitives, and prints one JSON line per case with the
 loss and gradients of both (as float64 lists) and whether they are the same bits.
 
-    python3 -P tests/blocking_gradients.py
+    PYTHONPATH=tests python3 -P -m support.blocking_gradients
 """
 import json
 

@@ -8,10 +8,13 @@ oracle for everything PyTorch does not cover (dw, dp, mixed dtypes, bf16).  `tor
 
 The second half is the harness the tests share: dtype helpers (values are rounded to the tensor dtype before the
 reference sees them, so the only error left is the op's own), tolerances, and the Cells that call ms_bcewl in
-either execution mode and take its gradients.
+either execution mode and take its gradients. Ahead of both: how a test starts a child process (`PYTHON`,
+`child_environment`, `module_command`).
 """
+import os
 import sys
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Optional, Tuple
 
 import numpy as np
@@ -22,6 +25,22 @@ from ms_bcewl.bcewl_validation import REDUCTIONS  # noqa: F401 (the tests parame
 # sys.path, so that a source checkout never shadows the installed package; Python 3.10 has no -P, and there the
 # suite runs from a folder outside the source tree (README), which the children inherit.
 PYTHON = (sys.executable, "-P") if sys.version_info >= (3, 11) else (sys.executable,)
+# The folder whose `support` package this is: what pyproject.toml's pytest pythonpath puts on sys.path.
+TESTS = Path(__file__).resolve().parents[1]
+
+
+def child_environment(env=None):
+    """`env` (default: this process's environment) with tests/ first on PYTHONPATH, so that a child process imports
+    `support` as the tests do; the rest of PYTHONPATH stays, and with it where the child finds ms_bcewl."""
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), env.get("PYTHONPATH")]))
+    return env
+
+
+def module_command(module, *args):
+    """The command running support.<module> with `args` in a child process (with child_environment())."""
+    return [*PYTHON, "-m", f"support.{module}", *map(str, args)]
+
 
 # --------------------------------------------------------------------------------------------------------------
 # Float64 reference

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ADAPTER = REPO / "aclnn_adapter"
 
 HAVE_TOOLCHAIN = shutil.which("cmake") is not None and shutil.which("g++") is not None

@@ -2,7 +2,7 @@
 in one process on the whole tensors, and writes both to <out-dir>/rank<r>.json for the test to compare.
 
     msrun --worker_num=2 --local_worker_num=2 --master_addr=127.0.0.1 --master_port=<port> --join=True \\
-        tests/distributed_worker.py <out-dir>
+        tests/support/distributed_worker.py <out-dir>
 
 Loss cases: a (8, 6) tensor split by rows (4/4, 5/3, and 8/0: an empty shard) or by classes (4/2); weight of
 shape (8, 1) and pos_weight of shape (6,), each sliced with the logits where it has the split dimension and passed

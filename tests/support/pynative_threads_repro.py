@@ -7,7 +7,7 @@ float64 reference. It prints, per scenario and op, how many runs finished right,
 raised (the first message and how many calls), aborted (the exit status and the std::terminate lines of stderr) or
 hung.
 
-    python3 -P tests/pynative_threads_repro.py [--runs N]
+    PYTHONPATH=tests python3 -P -m support.pynative_threads_repro [--runs N]
 
 Not a test (pytest does not collect it): the built-in op's failures are MindSpore's, and racy.
 tests/test_concurrency.py tests ms_bcewl in the scenario new_signatures_every_round.
@@ -15,12 +15,9 @@ tests/test_concurrency.py tests ms_bcewl in the scenario new_signatures_every_ro
 import argparse
 import collections
 import subprocess
-import sys
 import threading
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/reference.py, also in a child run with -P
-import reference as R  # noqa: E402
+from support import reference as R
 
 THREADS = 4
 CALLS = 100
@@ -116,8 +113,9 @@ def run_scenario(scenario, op_name):
 def outcome(scenario, op_name):
     """(what happened, the failed calls of the run, all its calls)."""
     try:
-        done = subprocess.run([*R.PYTHON, __file__, "--child", scenario, op_name], capture_output=True,
-                              text=True, timeout=HANG_SECONDS, check=False)
+        done = subprocess.run(R.module_command("pynative_threads_repro", "--child", scenario, op_name),
+                              env=R.child_environment(), capture_output=True, text=True, timeout=HANG_SECONDS,
+                              check=False)
     except subprocess.TimeoutExpired:
         return f"hung (killed after {HANG_SECONDS} s)", 0, 0
     if done.returncode != 0:
