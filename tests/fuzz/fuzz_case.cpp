@@ -238,13 +238,9 @@ struct Copy {
 
 bool IsMemcpyKind(int32_t kind) { return kind >= ACL_MEMCPY_HOST_TO_HOST && kind <= ACL_MEMCPY_DEFAULT; }
 
-bool WritesDevice(int32_t kind) {
-  return IsMemcpyKind(kind) && (kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_DEVICE_TO_DEVICE);
-}
+bool WritesDevice(int32_t kind) { return kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_DEVICE_TO_DEVICE; }
 
-bool ReadsDevice(int32_t kind) {
-  return IsMemcpyKind(kind) && (kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_DEVICE);
-}
+bool ReadsDevice(int32_t kind) { return kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_DEVICE; }
 
 // Byte by byte, the device's then the host's.
 void FillRandomly(Random &random, CopyBuffers *buffers) {
