@@ -22,7 +22,8 @@ from plotting import write_plots
 from reporting import progress_line, write_csv, write_markdown
 from results_model import Result
 from worker_pool import WorkerDied, WorkerProcess
-from workloads import CASES, DEFAULT_SIZES, DTYPES, floor_workload, parse_size, plan
+from workloads import (CASES, DEFAULT_PASSES, DEFAULT_REDUCTIONS, DEFAULT_SIZES, DTYPES, PASSES, REDUCTIONS,
+                       floor_workload, parse_size, plan)
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 # A pause before each sample: OpenMP threads (torch's, the formula roof's) spin for milliseconds after their work
@@ -75,6 +76,14 @@ def parse_args(argv):
     parser.add_argument("--modes", type=comma_list(MODES), default=list(DEFAULT_MODES),
                         help="MindSpore execution modes, '-blocking' = mindspore.runtime.launch_blocking() "
                              f"(default {','.join(DEFAULT_MODES)})")
+    parser.add_argument("--passes", type=comma_list(PASSES), default=list(DEFAULT_PASSES),
+                        help="forward, forward+backward (value_and_grad, dx), grad (mindspore.grad of the loss, of "
+                             f"its sum for reduction none) (default {','.join(DEFAULT_PASSES)})")
+    parser.add_argument("--reductions", type=comma_list(REDUCTIONS), default=list(DEFAULT_REDUCTIONS),
+                        help=f"default {','.join(DEFAULT_REDUCTIONS)}")
+    parser.add_argument("--groups", type=comma_list(tuple(PROVIDERS)), default=list(PROVIDERS),
+                        help="provider groups to start, each a process (mindspore: one per mode) "
+                             f"(default {','.join(PROVIDERS)})")
     parser.add_argument("--repeat", type=int, help="timed samples per measurement (default 10, quick 5)")
     parser.add_argument("--sampling", choices=SAMPLINGS, default="interleaved",
                         help="interleaved (default): one sample per provider in turn, every process idle while the "
@@ -105,6 +114,7 @@ def make_workers(args, scratch):
                                  scratch))
     roof_spec = {**common, "group": "roof", "formula_library": formula_library, "formula_build": formula_build}
     workers.append(WorkerProcess("roof", roof_spec, PROVIDERS["roof"], "-", "-", scratch))
+    workers = [worker for worker in workers if worker.spec["group"] in args.groups]
     for worker in workers:
         worker.start()
     for worker in workers:
@@ -220,7 +230,8 @@ def sample_blocks(slots, results, repeat):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     command = "python " + shlex.join(sys.argv if argv is None else [__file__, *argv])
-    workloads = [floor_workload()] + plan(args.cases, args.sizes, args.dtypes)
+    floor = [floor_workload()] if "mindspore" in args.groups else []
+    workloads = floor + plan(args.cases, args.sizes, args.dtypes, args.passes, args.reductions)
     args.out.mkdir(parents=True, exist_ok=True)
     started, load_at_start = time.monotonic(), os.getloadavg()[0]
     print(f"{len(workloads)} workloads, modes {', '.join(args.modes)}, {args.repeat} samples each, "

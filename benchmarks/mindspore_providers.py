@@ -63,7 +63,7 @@ class MindSporeGroup:
         tensors = [Tensor(inputs[name]).astype(dtype) for name in ("x", "y", "weight", "pos_weight")
                    if inputs[name] is not None]
         return {name: self._factory(bce_loss(loss_fn, workload.has_weight, bool(workload.pos_weight_shape),
-                                             workload.reduction), workload.is_backward, tensors)
+                                             workload.reduction), differentiation(workload), tensors)
                 for name, loss_fn in BCE_PROVIDERS.items()}
 
     def _floor_providers(self, inputs):
@@ -74,25 +74,51 @@ class MindSporeGroup:
         def custom_noop(x, y):
             return noop(x, y)
 
-        providers = {"floor_custom_noop": self._factory(custom_noop, False, tensors),
-                     "floor_ops_add": self._factory(ops.add, False, tensors)}
+        providers = {"floor_custom_noop": self._factory(custom_noop, forward_only, tensors),
+                     "floor_ops_add": self._factory(ops.add, forward_only, tensors)}
         if self._pyboost_noop is not None:  # a pyboost operator runs in PyNative only
-            providers["floor_pyboost_noop"] = self._factory(self._pyboost_noop, False, tensors)
+            providers["floor_pyboost_noop"] = self._factory(self._pyboost_noop, forward_only, tensors)
         for reduction in ("none", "mean"):
             for name, loss_fn in BCE_PROVIDERS.items():
-                providers[f"{name}_{reduction}"] = self._factory(bce_loss(loss_fn, False, False, reduction), False,
-                                                                 tensors)
+                providers[f"{name}_{reduction}"] = self._factory(bce_loss(loss_fn, False, False, reduction),
+                                                                 forward_only, tensors)
         return providers
 
-    def _factory(self, function, is_backward, arguments):
-        """value_and_grad, not grad: graph mode would prune a forward whose loss nobody reads, and training
-        reads it."""
+    def _factory(self, function, differentiate, arguments):
         def make_call():
-            step = ms.value_and_grad(function, grad_position=0) if is_backward else function
+            step = differentiate(function)
             if self.mode == "graph":
                 step = ms.jit(step)
             return lambda: wait_for(step(*arguments))
         return make_call
+
+
+def forward_only(function):
+    return function
+
+
+def value_and_dx(function):
+    """value_and_grad, not grad: graph mode would prune a forward whose loss nobody reads, and training reads it."""
+    return ms.value_and_grad(function, grad_position=0)
+
+
+def dx_of_sum(function):
+    def summed(*arguments):  # a def, not a lambda: graph mode parses a lambda only on a line of its own
+        return function(*arguments).sum()
+    return ms.grad(summed, grad_position=0)
+
+
+def dx(function):
+    return ms.grad(function, grad_position=0)
+
+
+def differentiation(workload):
+    """What the timed call makes of the loss function in the workload's pass."""
+    if not workload.is_backward:
+        return forward_only
+    if workload.pass_ == "forward+backward":
+        return value_and_dx
+    return dx_of_sum if workload.sums_loss else dx
 
 
 def wait_for(outputs):

@@ -29,9 +29,10 @@ class TorchGroup:
         if not workload.is_backward:
             return loss
         x.requires_grad_(True)
-        dout = torch.ones_like(x) if workload.reduction == "none" else None
+        dout = torch.ones_like(x) if workload.reduction == "none" and not workload.sums_loss else None
 
         def loss_and_dx():
             x.grad = None  # a fresh dx each call, as MindSpore's grad returns one
-            loss().backward(dout)
+            value = loss()
+            (value.sum() if workload.sums_loss else value).backward(dout)
         return loss_and_dx

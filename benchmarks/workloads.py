@@ -16,8 +16,12 @@ CASES = {
     "pos_weight_C": (False, "channel"),
 }
 DTYPES = ("float32", "float16", "bfloat16")
-BENCHMARKED_REDUCTIONS = ("none", "mean")
-PASSES = ("forward", "forward+backward")
+REDUCTIONS = ("none", "mean", "sum")
+DEFAULT_REDUCTIONS = ("none", "mean")
+# "grad" is mindspore.grad of the loss with respect to the input, of its sum for reduction none: how a training
+# step takes it. "forward+backward" gives the per-element loss of none an implicit gradient of ones instead.
+PASSES = ("forward", "forward+backward", "grad")
+DEFAULT_PASSES = ("forward", "forward+backward")
 DEFAULT_SIZES = tuple(2 ** k for k in range(10, 25)) + (10_000_000,)
 
 # The per-call floor: a do-nothing custom op and ops.add on two inputs of 1e3 elements, timed beside ms_bcewl and
@@ -44,7 +48,12 @@ class Workload:
 
     @property
     def is_backward(self):
-        return self.pass_ == "forward+backward"
+        return self.pass_ != "forward"
+
+    @property
+    def sums_loss(self):
+        """Whether the timed call differentiates the sum of a per-element loss."""
+        return self.pass_ == "grad" and self.reduction == "none"
 
     @property
     def is_floor(self):
@@ -70,11 +79,12 @@ def parse_size(text):
     return size
 
 
-def plan(cases, sizes, dtypes):
-    """Every workload of the sweep, small sizes first so that early lines come quickly. The dtypes of a workload
-    come one after the other, so that their Melem/s ratios compare measurements seconds apart, not minutes."""
+def plan(cases, sizes, dtypes, passes=DEFAULT_PASSES, reductions=DEFAULT_REDUCTIONS):
+    """Every workload of the sweep, small sizes first so that early lines come quickly. The reductions and the
+    dtypes of a pass come one after the other, so that rows compared with each other were measured seconds apart,
+    not minutes: the speed of a shared host drifts by 10-25 % over a minute."""
     return [Workload(case, size, dtype, reduction, pass_)
-            for size in sizes for case in cases for reduction in BENCHMARKED_REDUCTIONS for pass_ in PASSES
+            for size in sizes for case in cases for pass_ in passes for reduction in reductions
             for dtype in dtypes]
 
 
@@ -100,10 +110,11 @@ def bytes_touched(workload, itemsize):
     """Bytes an ideal implementation reads and writes: the forward, plus the backward pass when timed.
 
     Forward reads x, y and each full-size weight, and writes the loss for reduction none. The backward (dx only)
-    reads them again plus the per-element dout for none, and writes dx. A (C,) pos_weight is negligible.
+    reads them again plus the per-element dout for none, and writes dx. A (C,) pos_weight is negligible. The
+    gradient of a summed loss needs neither the per-element loss nor a dout.
     """
     full_inputs = 2 + workload.has_weight + (workload.pos_weight_shape == "full")
-    per_element = workload.reduction == "none"
+    per_element = workload.reduction == "none" and not workload.sums_loss
     arrays = full_inputs + per_element
     if workload.is_backward:
         arrays += full_inputs + per_element + 1
