@@ -1,5 +1,7 @@
 """AMP O1 (MindSpore's rewrite) on networks with ms_bcewl's Cell and with MindSpore's own loss, in one process.
 
+ms_bcewl's Cells are on the rewrite's black list (ms_bcewl/bcewl_amp_rewrite.py): it calls them as they are.
+
 The rewrite copies the imports of each Cell it rewrites together with ``sys.path.insert(0, <the Cell's folder>)``
 and imports the base classes of MindSpore's cells by bare module name from the longest ``sys.path`` entry holding
 them (``from loss import LossBase`` once ``mindspore/nn/loss`` is on the path). With ms_bcewl's folder ahead of it,
@@ -10,6 +12,8 @@ import os
 import shutil
 import subprocess
 import textwrap
+
+import pytest
 
 import ms_bcewl
 from support import reference as R
@@ -31,15 +35,18 @@ PROGRAM = textwrap.dedent("""
 """)
 
 
-def test_o1_networks_of_both_losses_build_in_one_process(tmp_path):
-    """ms_bcewl installed (under site-packages, which the rewrite treats as a third-party package) and a program
-    run from its own folder, as a user runs one."""
-    site_packages = tmp_path / "site-packages"
-    shutil.copytree(os.path.dirname(ms_bcewl.__file__), site_packages / "ms_bcewl",
+@pytest.mark.parametrize("package_folder", ["site-packages", "checkout"])
+def test_o1_networks_of_both_losses_build_in_one_process(tmp_path, package_folder):
+    """ms_bcewl installed (under site-packages, which the rewrite treats as a third-party package) or in a source
+    checkout on PYTHONPATH (an editable install), and a program run from its own folder, as a user runs one. From a
+    checkout the rewrite copied ms_bcewl's functions into its generated network: NameError: name '_API' is not
+    defined."""
+    packages = tmp_path / package_folder
+    shutil.copytree(os.path.dirname(ms_bcewl.__file__), packages / "ms_bcewl",
                     ignore=shutil.ignore_patterns("__pycache__"))
     workdir = tmp_path / "work"
     workdir.mkdir()
-    env = dict(os.environ, PYTHONPATH=str(site_packages))
+    env = dict(os.environ, PYTHONPATH=str(packages))
     result = subprocess.run([*R.PYTHON, "-c", PROGRAM], cwd=workdir, env=env, capture_output=True,
                             text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stderr[-3000:]
