@@ -138,7 +138,16 @@ def info_rows():
             ("SIMD level", simd_level()), ("threads", threads(path)), ("Ascend path", ascend_path()),
             ("paths", release_paths()),
             ("PyNative path", pyboost_path.describe(pyboost_path.PYBOOST.choice, os.environ,
-                                                    pyboost_path.PYBOOST.gate))]
+                                                    pyboost_path.PYBOOST.gate)),
+            ("PyNative training", PYNATIVE_TRAINING_ADVICE)]
+
+
+# What a user can set for fast PyNative gradients; the measurements behind it are in docs/performance.md.
+PYNATIVE_TRAINING_ADVICE = (
+    "fastest after mindspore.runtime.launch_blocking() (the pyboost path): in the default asynchronous runtime every "
+    "mindspore.grad call also waits on MindSpore's queue threads. Reduce inside the loss (reduction='mean' or "
+    "'sum'), not with .sum() of a 'none' loss: MindSpore's CPU ReduceSum and its gradient cost more than the loss "
+    "(docs/performance.md)")
 
 
 def release_paths():

@@ -366,7 +366,11 @@ def describe(choice, environ, gate=None):
     if gate is not None and choice != "aot":
         meaning = {"auto": "ops.Custom primitives", "pyboost": "PyNative calls raise RuntimeError"}[choice]
         return f"{choice}: {meaning}: {gate} ({PATH_VARIABLE})"
-    folder = build_folder(cache_root(environ))
+    try:
+        folder = build_folder(cache_root(environ))
+    except OSError as error:  # the shipped source or headers are gone: a library folder not made by pip install
+        return (f"{choice}: ops.Custom primitives only: cannot read {error.filename} ({error.strerror}); "
+                f"pip install the package again ({PATH_VARIABLE})")
     built = {"verified": f"module built in {folder}", "building": f"module being built in {folder}",
              "damaged": f"module in {folder} damaged or unfinished (the next build replaces it)",
              "absent": "module not built yet ('ms-bcewl build' builds it)"}[state(folder)]

@@ -47,7 +47,7 @@ def test_info_reports_versions_library_backend_and_ascend_path(tmp_path):
     assert done.returncode == 0, done.stderr
     rows = dict(re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in done.stdout.splitlines()[2:])
     assert set(rows) == {"ms_bcewl", "MindSpore", "NumPy", "Python", "library", "library build", "backend",
-                         "SIMD level", "threads", "Ascend path", "paths", "PyNative path"}
+                         "SIMD level", "threads", "Ascend path", "paths", "PyNative path", "PyNative training"}
     assert rows["NumPy"] == numpy.__version__
     assert rows["MindSpore"] == mindspore.__version__
     pynative = ("ops.Custom primitives, pyboost under launch_blocking()"
@@ -64,6 +64,8 @@ def test_info_reports_versions_library_backend_and_ascend_path(tmp_path):
     assert re.fullmatch(r"auto: pyboost under launch_blocking\(\), ops.Custom primitives otherwise; module "
                         r"(built in \S+|not built yet \('ms-bcewl build' builds it\)) \(MS_BCEWL_PYNATIVE_PATH\)",
                         rows["PyNative path"])
+    assert "mindspore.runtime.launch_blocking()" in rows["PyNative training"]
+    assert "reduction='mean' or 'sum'" in rows["PyNative training"]
 
 
 def info_row(name, stdout):

@@ -391,6 +391,17 @@ def test_a_gated_release_keeps_the_primitives_under_auto_and_refuses_an_explicit
     assert pyboost_path.describe("aot", {}, gate).startswith("aot: ops.Custom primitives")
 
 
+def test_info_names_a_missing_shipped_source_instead_of_failing(monkeypatch):
+    """A library folder without pyboost_entries.cpp (an old in-place build) made `ms-bcewl info` fail with a
+    FileNotFoundError traceback from hashing the source."""
+    def missing_source(root):
+        raise FileNotFoundError(2, "No such file or directory", "/pkg/ms_bcewl/lib/pyboost_entries.cpp")
+    monkeypatch.setattr(pyboost_path, "build_folder", missing_source)
+    assert pyboost_path.describe("auto", {}) == (
+        "auto: ops.Custom primitives only: cannot read /pkg/ms_bcewl/lib/pyboost_entries.cpp (No such file or "
+        "directory); pip install the package again (MS_BCEWL_PYNATIVE_PATH)")
+
+
 def test_the_gate_reads_major_and_minor_of_any_version_string(monkeypatch):
     monkeypatch.setattr(pyboost_path, "WRONG_GRADIENT_RELEASES", {(2, 11): "measured"})
     assert [pyboost_path.release(v) for v in ("2.7.1.post1", "2.10.0rc1", "dev")] == [(2, 7), (2, 10), None]
