@@ -82,7 +82,7 @@ def parse_size(text):
 def plan(cases, sizes, dtypes, passes=DEFAULT_PASSES, reductions=DEFAULT_REDUCTIONS):
     """Every workload of the sweep, small sizes first so that early lines come quickly. The reductions and the
     dtypes of a pass come one after the other, so that rows compared with each other were measured seconds apart,
-    not minutes: the speed of a shared host drifts by 10-25 % over a minute."""
+    not minutes: the speed of a shared host drifts within a minute (docs/performance.md)."""
     return [Workload(case, size, dtype, reduction, pass_)
             for size in sizes for case in cases for pass_ in passes for reduction in reductions
             for dtype in dtypes]
