@@ -4,7 +4,8 @@ MindSpore is imported lazily, only by the tests that ask for an execution mode, 
 folder do not pay for it.  Every MindSpore test runs in one process and switches the mode through the `mode`
 fixture (parametrised over PyNative and GRAPH) or the `pynative` fixture. The native programs are built once per
 session, plainly and with sanitizers (`plain_native_build`, `sanitized_native_build`), for every module that runs
-them.
+them. Both builds start with the session's first test, at low priority beside the other tests (most of which keep
+one of the two cores busy), and the tests that need them run last.
 """
 import pytest
 
@@ -40,15 +41,34 @@ def pynative():
     return set_mode("pynative")
 
 
-@pytest.fixture(scope="session")
-def plain_native_build(tmp_path_factory):
-    """aclnn_adapter/ with every native program, Release (tests/support/native_build.py); built once per session."""
-    from support.native_build import build_native  # pylint: disable=import-outside-toplevel
-    return build_native(tmp_path_factory.mktemp("native_plain"), sanitize=False)
+# The session's native builds: fixture name -> whether it is the sanitized one.
+NATIVE_BUILDS = {"plain_native_build": False, "sanitized_native_build": True}
+
+
+def native_builds_of(item):
+    return [name for name in NATIVE_BUILDS if name in item.fixturenames]
+
+
+def pytest_collection_modifyitems(items):
+    """The tests of the native programs go last (a stable sort), so that their builds run beside the others."""
+    items.sort(key=lambda item: bool(native_builds_of(item)))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def native_builds(request, tmp_path_factory):
+    """Starts, with the first test, the builds that the collected tests need (tests/support/native_build.py)."""
+    from support.native_build import BackgroundBuild  # pylint: disable=import-outside-toplevel
+    needed = sorted({name for item in request.session.items for name in native_builds_of(item)})
+    return {name: BackgroundBuild(tmp_path_factory.mktemp(name), NATIVE_BUILDS[name]) for name in needed}
 
 
 @pytest.fixture(scope="session")
-def sanitized_native_build(tmp_path_factory):
+def plain_native_build(native_builds):
+    """aclnn_adapter/ with every native program, Release; built once per session."""
+    return native_builds["plain_native_build"].result()
+
+
+@pytest.fixture(scope="session")
+def sanitized_native_build(native_builds):
     """The same with ASan + UBSan (Debug); built once per session."""
-    from support.native_build import build_native  # pylint: disable=import-outside-toplevel
-    return build_native(tmp_path_factory.mktemp("native_sanitized"), sanitize=True)
+    return native_builds["sanitized_native_build"].result()

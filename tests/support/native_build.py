@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,12 +37,15 @@ def run(command, timeout=HANG_GUARD_SECONDS, **kwargs):
     return subprocess.run([str(part) for part in command], capture_output=True, text=True, timeout=timeout, **kwargs)
 
 
-def run_build_step(command, **kwargs):
-    """A configure or build command: it takes as long as the machine needs."""
-    return run(command, timeout=None, **kwargs)
+def run_build_step(command, low_priority=False, **kwargs):
+    """A configure or build command: it takes as long as the machine needs. At low priority (nice 19, inherited by
+    the compilers) it takes only the CPU that other work leaves idle. `nice`, not a preexec_fn: the test process
+    has MindSpore's threads, and a preexec_fn may deadlock a child forked beside threads."""
+    prefix = ["nice", "-n", "19"] if low_priority and shutil.which("nice") else []
+    return run([*prefix, *command], timeout=None, **kwargs)
 
 
-def build_native(build_dir: Path, sanitize: bool) -> Path:
+def build_native(build_dir: Path, sanitize: bool, low_priority=False) -> Path:
     """Configures and builds the library and every native program; returns the build directory.
 
     The sanitized build is a Debug build, at -O1 under ASan + UBSan (aclnn_adapter/CMakeLists.txt): its reports
@@ -49,18 +53,41 @@ def build_native(build_dir: Path, sanitize: bool) -> Path:
     """
     configure = run_build_step(
         ["cmake", "-S", ADAPTER, "-B", build_dir, f"-DCMAKE_BUILD_TYPE={'Debug' if sanitize else 'Release'}",
-         "-DMS_BCEWL_BUILD_TESTS=ON", f"-DMS_BCEWL_SANITIZE={'ON' if sanitize else 'OFF'}"]
+         "-DMS_BCEWL_BUILD_TESTS=ON", f"-DMS_BCEWL_SANITIZE={'ON' if sanitize else 'OFF'}"], low_priority
     )
     assert configure.returncode == 0, configure.stdout + configure.stderr
-    build_targets(build_dir)
+    build_targets(build_dir, low_priority=low_priority)
     return build_dir
 
 
-def build_targets(build_dir: Path, *targets):
+def build_targets(build_dir: Path, *targets, low_priority=False):
     """Builds `targets` of a configured build directory (all by default; LARGE_INDEX is not in all)."""
     target_options = ["--target", *targets] if targets else []
-    build = run_build_step(["cmake", "--build", build_dir, *target_options, "-j", str(os.cpu_count() or 2)])
+    build = run_build_step(["cmake", "--build", build_dir, *target_options, "-j", str(os.cpu_count() or 2)],
+                           low_priority)
     assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
+
+
+class BackgroundBuild:
+    """build_native at low priority in a thread of its own, started at once; result() waits for it and raises what
+    the build raised."""
+
+    def __init__(self, build_dir: Path, sanitize: bool):
+        self._outcome = {}
+        self._thread = threading.Thread(target=self._build, args=(build_dir, sanitize), daemon=True)
+        self._thread.start()
+
+    def _build(self, build_dir, sanitize):
+        try:
+            self._outcome["built"] = build_native(build_dir, sanitize, low_priority=True)
+        except BaseException as error:  # pylint: disable=broad-except  # handed to the test that waits for it
+            self._outcome["error"] = error
+
+    def result(self) -> Path:
+        self._thread.join()
+        if "error" in self._outcome:
+            raise self._outcome["error"]
+        return self._outcome["built"]
 
 
 def assert_no_sanitizer_report(output: str):
