@@ -142,6 +142,15 @@ class BuildNativeLibrary(build_ext):
         destination.parent.mkdir(parents=True, exist_ok=True)
         ext.build_into(destination, _cmake_executable())
 
+    def copy_file(self, infile, outfile, *args, **kwargs):
+        """--inplace copies each built file into the source package, whose lib/ git does not hold: made here. The
+        library's pyboost sources go with it, as build_into puts them beside it."""
+        Path(outfile).parent.mkdir(parents=True, exist_ok=True)
+        copied = super().copy_file(infile, outfile, *args, **kwargs)
+        if Path(outfile).name == LIBRARY_NAME:
+            ship_pyboost_sources(Path(outfile).parent)
+        return copied
+
 
 if __name__ == "__main__":  # setuptools' build backend runs this file as __main__; tests import it
     setup(

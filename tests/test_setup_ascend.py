@@ -1,5 +1,6 @@
 """setup.py's choice of what to build: the host library always, the Ascend parts only with MS_BCEWL_BUILD_ASCEND=1
-and a CANN toolkit. setup.py is imported (its setup() call runs only as __main__); nothing is built here."""
+and a CANN toolkit; and where an in-place build puts the library. setup.py is imported (its setup() call runs only
+as __main__); nothing is built here."""
 import importlib.util
 import os
 
@@ -83,3 +84,18 @@ def test_find_built_op_package(setup_module, tmp_path):
     installer = tmp_path / "op_package/CustomProject/build_out/custom_opp_ubuntu_aarch64.run"
     installer.write_text("")
     assert setup_module.find_built_op_package(tmp_path) == installer
+
+
+def test_an_in_place_build_makes_the_library_folder_and_ships_the_pyboost_sources(setup_module, tmp_path):
+    """`python setup.py build_ext --inplace` on a fresh clone failed copying the library: "could not create
+    'ms_bcewl/lib/libms_bcewl.so': No such file or directory" (git holds no ms_bcewl/lib/)."""
+    from setuptools import Distribution  # pylint: disable=import-outside-toplevel
+    built = tmp_path / "build" / setup_module.LIBRARY_NAME
+    built.parent.mkdir()
+    built.write_bytes(b"a built library")
+    in_place = tmp_path / "ms_bcewl" / "lib" / setup_module.LIBRARY_NAME
+    setup_module.BuildNativeLibrary(Distribution()).copy_file(str(built), str(in_place))
+    assert in_place.read_bytes() == b"a built library"
+    assert (in_place.parent / "pyboost_entries.cpp").read_bytes() == setup_module.PYBOOST_SOURCE.read_bytes()
+    assert (in_place.parent / "include" / "aclnnop").is_dir()
+
