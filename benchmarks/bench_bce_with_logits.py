@@ -99,22 +99,40 @@ def parse_args(argv):
     return args
 
 
-def make_workers(args, scratch):
-    formula_library, formula_build = build_formula_roof(scratch)
+def mindspore_workers(args, scratch, common):
     noop_library = build_noop_kernel(scratch)
-    common = {"sample_seconds": args.sample_seconds}
     workers = []
     for token in args.modes:
         mode, _, blocking = token.partition("-")
         runtime = "blocking" if blocking else "async"
         spec = {**common, "group": "mindspore", "mode": mode, "runtime": runtime, "noop_library": noop_library}
         workers.append(WorkerProcess(f"mindspore-{token}", spec, PROVIDERS["mindspore"], mode, runtime, scratch))
-    workers.append(WorkerProcess("kernel", {**common, "group": "kernel"}, PROVIDERS["kernel"], "-", "-", scratch))
-    workers.append(WorkerProcess("torch", {**common, "group": "torch"}, PROVIDERS["torch"], "eager", "sync",
-                                 scratch))
+    return workers
+
+
+def kernel_workers(args, scratch, common):  # pylint: disable=unused-argument
+    return [WorkerProcess("kernel", {**common, "group": "kernel"}, PROVIDERS["kernel"], "-", "-", scratch)]
+
+
+def torch_workers(args, scratch, common):  # pylint: disable=unused-argument
+    return [WorkerProcess("torch", {**common, "group": "torch"}, PROVIDERS["torch"], "eager", "sync", scratch)]
+
+
+def roof_workers(args, scratch, common):  # pylint: disable=unused-argument
+    formula_library, formula_build = build_formula_roof(scratch)
     roof_spec = {**common, "group": "roof", "formula_library": formula_library, "formula_build": formula_build}
-    workers.append(WorkerProcess("roof", roof_spec, PROVIDERS["roof"], "-", "-", scratch))
-    workers = [worker for worker in workers if worker.spec["group"] in args.groups]
+    return [WorkerProcess("roof", roof_spec, PROVIDERS["roof"], "-", "-", scratch)]
+
+
+# One maker per provider group; each compiles only what its own processes load.
+WORKER_MAKERS = {"mindspore": mindspore_workers, "kernel": kernel_workers, "torch": torch_workers,
+                 "roof": roof_workers}
+
+
+def make_workers(args, scratch):
+    common = {"sample_seconds": args.sample_seconds}
+    workers = [worker for group in PROVIDERS if group in args.groups
+               for worker in WORKER_MAKERS[group](args, scratch, common)]
     for worker in workers:
         worker.start()
     for worker in workers:

@@ -45,18 +45,18 @@ def run_build_step(command, low_priority=False, **kwargs):
     return run([*prefix, *command], timeout=None, **kwargs)
 
 
-def build_native(build_dir: Path, sanitize: bool, low_priority=False) -> Path:
-    """Configures and builds the library and every native program; returns the build directory.
+def build_native(build_dir: Path, sanitize: bool) -> Path:
+    """Configures and builds the library and every native program at low priority; returns the build directory.
 
     The sanitized build is a Debug build, at -O1 under ASan + UBSan (aclnn_adapter/CMakeLists.txt): its reports
     carry line numbers.
     """
     configure = run_build_step(
         ["cmake", "-S", ADAPTER, "-B", build_dir, f"-DCMAKE_BUILD_TYPE={'Debug' if sanitize else 'Release'}",
-         "-DMS_BCEWL_BUILD_TESTS=ON", f"-DMS_BCEWL_SANITIZE={'ON' if sanitize else 'OFF'}"], low_priority
+         "-DMS_BCEWL_BUILD_TESTS=ON", f"-DMS_BCEWL_SANITIZE={'ON' if sanitize else 'OFF'}"], low_priority=True
     )
     assert configure.returncode == 0, configure.stdout + configure.stderr
-    build_targets(build_dir, low_priority=low_priority)
+    build_targets(build_dir, low_priority=True)
     return build_dir
 
 
@@ -69,8 +69,8 @@ def build_targets(build_dir: Path, *targets, low_priority=False):
 
 
 class BackgroundBuild:
-    """build_native at low priority in a thread of its own, started at once; result() waits for it and raises what
-    the build raised."""
+    """build_native in a thread of its own, started at once; result() waits for it and raises what the build
+    raised."""
 
     def __init__(self, build_dir: Path, sanitize: bool):
         self._outcome = {}
@@ -79,7 +79,7 @@ class BackgroundBuild:
 
     def _build(self, build_dir, sanitize):
         try:
-            self._outcome["built"] = build_native(build_dir, sanitize, low_priority=True)
+            self._outcome["built"] = build_native(build_dir, sanitize)
         except BaseException as error:  # pylint: disable=broad-except  # handed to the test that waits for it
             self._outcome["error"] = error
 
