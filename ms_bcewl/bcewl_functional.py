@@ -7,7 +7,7 @@ from mindspore import Tensor
 from ms_bcewl.bcewl_mixed_precision import cast_arguments
 from ms_bcewl.bcewl_primitives import GRAPH_FORWARD, PYNATIVE_FORWARD, in_graph
 from ms_bcewl.bcewl_pyboost_path import PYBOOST
-from ms_bcewl.bcewl_validation import REDUCTION_CODES, check_arguments, describe
+from ms_bcewl.bcewl_validation import REDUCTION_CODES, check_arguments, check_initialized, describe
 
 _API = "binary_cross_entropy_with_logits"
 # MindSpore's PyNative runtime compiles the first call of a primitive's signature into a cache it does not guard
@@ -57,6 +57,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
 def _pynative_loss(input, target, weight, pos_weight, variant, reduction):  # pylint: disable=redefined-builtin
     """The pyboost loss where bcewl_pyboost_path.py chooses it, else the PyNative primitive, called once no other
     thread is in a primitive call of the loss."""
+    check_initialized(_API, input, target, weight, pos_weight)
     input, target, weight, pos_weight = cast_arguments(input, target, weight, pos_weight)
     pyboost_loss = PYBOOST.loss()
     loss = None if pyboost_loss is None else pyboost_loss(input, target, weight, pos_weight,

@@ -32,23 +32,41 @@ def check_is_tensor(api, name, value, optional):
 
 
 def describe(value):
-    """(is a Tensor, shape, dtype) of a Tensor, (False, value, None) of anything else, None of None; graph-mode safe.
-
-    isinstance runs at compile time in graph mode, where a non-constant value that is not a Tensor reads as None.
-    """
+    """(is a Tensor, shape, dtype) of a Tensor, (False, type name, None) of anything else, None of None; graph-mode
+    safe."""
     if isinstance(value, Tensor):
         return True, ops.shape(value), value.dtype
     if value is None:
         return None
-    return False, value, None
+    return False, _type_name(value), None
+
+
+def _type_name(value):
+    """The type's name, also of a graph's non-constant value (ms.mutable(2.0)): a constexpr receives such a value as
+    None, but isinstance still tells its type while the graph compiles."""
+    for kind in (bool, int, float, str, tuple, list, dict):
+        if isinstance(value, kind):
+            return kind.__name__
+    return type(value).__name__
 
 
 def _check_description(api, name, description, optional):
     if description is None and optional:
         return
     if description is None or not description[0]:
-        got = "None" if description is None else type(description[1]).__name__
+        got = "None" if description is None else description[1]
         raise TypeError(f"{_prefix(api)}'{name}' must be a Tensor, but got {got}.")
+
+
+def check_initialized(api, input, target, weight, pos_weight):  # pylint: disable=redefined-builtin
+    """RuntimeError for a Tensor made with an initializer whose data was never made (Tensor(shape=..., init=...)
+    without init_data()): PyNative would read whatever its memory holds. Graphs initialise such tensors themselves."""
+    named = (("input", input), ("target", target), ("weight", weight), ("pos_weight", pos_weight))
+    for name, value in named:
+        if getattr(value, "init", None) is not None:
+            raise RuntimeError(f"{_prefix(api)}'{name}' (shape {value.shape}, {value.dtype}) is uninitialized: it was "
+                               f"made with an initializer whose data was never created. Call {name}.init_data() "
+                               f"before passing it.")
 
 
 def check_reduction(api, reduction):

@@ -239,3 +239,52 @@ def test_jit_errors(pynative, bad):
         make("avg" if bad == "reduction" else "mean")(*args)
     assert_message(excinfo, *fragments)
     R.check_loss(case, got=make("mean")(x, y, w, p), msg="valid jit call after an error")
+
+
+@pytest.mark.parametrize("mutable, kind", [(ms.mutable(2.0), "float"), (ms.mutable(3), "int"),
+                                           (ms.mutable((1.0, 2.0)), "tuple")], ids=["float", "int", "tuple"])
+@pytest.mark.parametrize("arg", ["weight", "pos_weight"])
+def test_a_mutable_non_tensor_in_a_graph_is_named_by_its_type(pynative, arg, mutable, kind):
+    """A graph hands the checks a non-constant value as None: the message said 'got NoneType'."""
+    _, (x, y, _, _) = valid_tensors()
+
+    @ms.jit
+    def fn(a, b, value):
+        return ms_bcewl.binary_cross_entropy_with_logits(a, b, **{arg: value})
+
+    with pytest.raises(TypeError) as excinfo:
+        fn(x, y, mutable)
+    assert_message(excinfo, arg, f"got {kind}")
+    assert "NoneType" not in str(excinfo.value)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Uninitialised tensors
+# ---------------------------------------------------------------------------------------------------------------
+
+def uninitialized(array):
+    """A Tensor made with an initializer and never given its data (init_data() not called)."""
+    return ms.Tensor(shape=array.shape, dtype=ms.float32, init=ms.common.initializer.Constant(float(array.flat[0])))
+
+
+@pytest.mark.parametrize("arg", ARGS)
+def test_an_uninitialized_tensor_is_refused_in_pynative(pynative, arg):
+    """PyNative read such a tensor's memory as it was: any number came out, or 0."""
+    k = ARGS.index(arg)
+    arrays = [np.full(shape, value, np.float32) for shape, value in zip(VALID_SHAPES, (0.75, 0.25, 2.0, 3.0))]
+    values = [R.to_tensor(a) for a in arrays]
+    values[k] = uninitialized(arrays[k])
+    with pytest.raises(RuntimeError) as excinfo:
+        ms_bcewl.binary_cross_entropy_with_logits(*values)
+    assert_message(excinfo, arg, "uninitialized", "init_data", shapes=[VALID_SHAPES[k]])
+    values[k] = values[k].init_data()
+    expected = R.loss(*[a.astype(np.float64) for a in arrays])
+    np.testing.assert_allclose(ms_bcewl.binary_cross_entropy_with_logits(*values).asnumpy(), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["graph"], indirect=True)
+def test_an_uninitialized_tensor_is_initialised_by_a_graph(mode):
+    """Graphs create the data of such a tensor themselves, as for MindSpore's own op."""
+    x, y = np.full((2, 3), 0.5, np.float32), np.linspace(0, 1, 6, dtype=np.float32).reshape(2, 3)
+    got = call(mode, [uninitialized(x), R.to_tensor(y), None, None])
+    np.testing.assert_allclose(got.asnumpy(), R.loss(x.astype(np.float64), y.astype(np.float64)), rtol=1e-6)
