@@ -35,10 +35,21 @@ class _SumOverWorkers(nn.Cell):
         return (dout,)
 
 
-@functools.lru_cache(maxsize=None)
 def _sum_over_workers(group):
-    """One collective per group, made at its first use (after mindspore.communication.init())."""
-    return _SumOverWorkers(GlobalComm.WORLD_COMM_GROUP if group is None else group)
+    """The collective of a group. Without mindspore.communication.init() MindSpore's AllReduce kills the process
+    (SIGSEGV) when it runs, so that is refused here, at the call."""
+    if not GlobalComm.INITED:
+        raise RuntimeError(f"For '{_API}', reduction 'mean' and 'sum' add the workers' sums with an AllReduce, which "
+                           "needs mindspore.communication.init() first: call it in every worker (started with "
+                           "msrun, docs/distributed.md). For the loss of one process, use "
+                           "ms_bcewl.BCEWithLogitsLoss or binary_cross_entropy_with_logits.")
+    return _collective(GlobalComm.WORLD_COMM_GROUP if group is None else group)
+
+
+@functools.lru_cache(maxsize=None)
+def _collective(group):
+    """One collective per group, made at its first use."""
+    return _SumOverWorkers(group)
 
 
 def _global_sum(local_sum, group):

@@ -128,6 +128,30 @@ def test_import_initialises_no_communication():
     assert finished[0] == 0, finished[1]
 
 
+NO_COMMUNICATION = """
+import mindspore as ms, numpy as np, ms_bcewl
+x, y = ms.Tensor(np.zeros((2, 3), np.float32)), ms.Tensor(np.ones((2, 3), np.float32))
+for mode in (ms.PYNATIVE_MODE, ms.GRAPH_MODE):
+    ms.set_context(mode=mode)
+    calls = [ms_bcewl.ShardedBCEWithLogitsLoss(reduction=reduction) for reduction in ("mean", "sum")]
+    calls.append(lambda x, y: ms_bcewl.sharded_binary_cross_entropy_with_logits(x, y, reduction="sum"))
+    for call in calls:
+        try:
+            call(x, y)
+        except RuntimeError as error:
+            assert "mindspore.communication.init()" in str(error) and "BCEWithLogitsLoss" in str(error), error
+        else:
+            raise AssertionError(f"no error without communication in mode {mode}")
+    assert ms_bcewl.ShardedBCEWithLogitsLoss(reduction="none")(x, y).shape == (2, 3)
+"""
+
+
+def test_a_reduced_loss_without_communication_raises_at_the_call():
+    """Without mindspore.communication.init() the AllReduce of 'mean' and 'sum' killed the process (SIGSEGV)."""
+    finished = msrun.run_process_group([*R.PYTHON, "-c", NO_COMMUNICATION], None, HANG_GUARD_SECONDS)
+    assert finished[0] == 0, finished[1]
+
+
 @pytest.mark.parametrize(("arguments", "error", "message"), [
     ({"input": np.zeros((2, 3), np.float64)}, TypeError, r"sharded_binary_cross_entropy_with_logits.*'input'.*Float64"),
     ({"target": np.zeros((3, 2), np.float32)}, ValueError, r"'input' and 'target'.*\(2, 3\).*\(3, 2\)"),
