@@ -34,6 +34,7 @@ import hashlib
 import importlib.util
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -203,22 +204,17 @@ def build(source=SOURCE, include_dir=INCLUDE_DIR, root=None, name=MODULE_NAME, p
 def rebuild(source, include_dir, folder, name, progress):
     """Compiles the module into `folder` (locked by the caller) and records it. A module there without a matching
     record goes first: ninja would take its time stamp for up to date. So does the lock file a killed build of
-    MindSpore's builder leaves behind, which would make the next build wait for ever; where keeping the objects
-    fails, the build starts again from nothing."""
+    MindSpore's builder leaves behind, which would make the next build wait for ever. A failed build drops its
+    objects, so the next one compiles everything again: not this process, whose builder never builds a module twice
+    (a second try would only report the module missing and hide the first error)."""
     for stale in (module_file(folder, name), record_file(folder, name), folder / "build.lock"):
         stale.unlink(missing_ok=True)
     try:
         compile_into(source, include_dir, folder, name, progress)
     except (RuntimeError, OSError):
-        if not any(folder.glob("*.o")):
-            raise
-        progress("the kept objects did not link; compiling everything again")
-        for path in folder.iterdir():
-            if path.is_dir():
-                shutil.rmtree(path)
-            elif path.name != ".lock":
-                path.unlink()
-        compile_into(source, include_dir, folder, name, progress)
+        for stale in folder.glob("*.o"):
+            stale.unlink(missing_ok=True)
+        raise
     record_file(folder, name).with_suffix(".tmp").write_text(fingerprint(module_file(folder, name)), "utf-8")
     record_file(folder, name).with_suffix(".tmp").replace(record_file(folder, name))
     return module_file(folder, name)
@@ -227,8 +223,7 @@ def rebuild(source, include_dir, folder, name, progress):
 def compile_into(source, include_dir, folder, name, progress):
     """MindSpore's CustomOpBuilder run on `folder`, with a progress line every PROGRESS_EVERY_SECONDS."""
     builder = ops.CustomOpBuilder(name, str(source), backend="CPU", include_paths=[str(include_dir)],
-                                  ldflags=f"-L{LIBRARY_DIR} -lms_bcewl -Wl,-rpath,{LIBRARY_DIR}",
-                                  build_dir=str(folder))
+                                  ldflags=linker_flags(LIBRARY_DIR), build_dir=str(folder))
     progress(f"compiling {source} into {folder} (about a minute)")
     started, finished = time.monotonic(), threading.Event()
 
@@ -246,6 +241,13 @@ def compile_into(source, include_dir, folder, name, progress):
         finished.set()
         reporter.join()
     progress(f"compiled in {time.monotonic() - started:.0f} s")
+
+
+def linker_flags(library_dir):
+    """The flags that link the module with libms_bcewl.so in `library_dir`. MindSpore's builder writes them into a
+    ninja file unquoted and a shell runs them: quoted for the shell (a path may hold spaces), $ escaped for ninja."""
+    flags = [f"-L{library_dir}", "-lms_bcewl", f"-Wl,-rpath,{library_dir}"]
+    return " ".join(shlex.quote(flag) for flag in flags).replace("$", "$$")
 
 
 def load(path, name=MODULE_NAME):

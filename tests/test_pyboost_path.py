@@ -15,6 +15,7 @@ import textwrap
 import threading
 import time
 import warnings
+from pathlib import Path
 
 import mindspore as ms
 import numpy as np
@@ -418,6 +419,7 @@ import mindspore as ms, numpy as np
 ms.set_context(mode=ms.PYNATIVE_MODE)
 ms.runtime.launch_blocking()
 import ms_bcewl
+print(ms_bcewl.__file__)
 x, y = ms.Tensor(np.array([[-1.5, 0.25, 3.0]], np.float32)), ms.Tensor(np.array([[0.0, 1.0, 0.5]], np.float32))
 print(repr(float(ms_bcewl.binary_cross_entropy_with_logits(x, y, reduction="sum").asnumpy())))
 """
@@ -434,13 +436,14 @@ def copy_of_the_built_module(tmp_path):
 
 def pyboost_loss_in_a_process(root, tmp_path, prefix=()):
     """The summed loss of LOSS_SCRIPT's inputs, computed with MS_BCEWL_PYNATIVE_PATH=pyboost and the cache root
-    `root`, in a process of its own started under the command `prefix`."""
+    `root`, in a process of its own started under the command `prefix`; returns the process's output."""
     environment = dict(os.environ, MS_BCEWL_CACHE_DIR=str(root), MS_BCEWL_PYNATIVE_PATH="pyboost")
     done = subprocess.run([*prefix, *R.PYTHON, "-c", LOSS_SCRIPT], capture_output=True, text=True,
                           timeout=900, env=environment, cwd=tmp_path, check=False)
     assert done.returncode == 0, f"exit code {done.returncode}: {done.stderr[-3000:]}"
     x, y = np.array([-1.5, 0.25, 3.0]), np.array([0.0, 1.0, 0.5])
     np.testing.assert_allclose(float(done.stdout.split()[-1]), R.loss(x, y, reduction="sum"), rtol=1e-6)
+    return done.stdout
 
 
 @pytest.mark.parametrize("damage", ["truncated", "empty"])
@@ -464,6 +467,35 @@ def test_only_a_module_matching_its_record_is_verified(tmp_path):
     assert pyboost_path.verified_module(tmp_path) == module
     module.write_bytes(b"\x7fELF" + bytes(range(255, -1, -1)) * 8)  # same size, other bytes
     assert pyboost_path.verified_module(tmp_path) is None
+
+
+def test_a_package_under_a_path_with_spaces_builds_its_module(tmp_path, monkeypatch):
+    """The linker flags naming the package's library were not quoted: under a folder like '~/My Projects' the
+    module never linked ('ld: cannot find with')."""
+    parent = tmp_path / "My Projects"
+    shutil.copytree(Path(ms_bcewl.__file__).parent, parent / "ms_bcewl", ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setenv("PYTHONPATH", str(parent))
+    output = pyboost_loss_in_a_process(tmp_path / "cache", tmp_path)
+    assert str(parent / "ms_bcewl") in output, f"the copy was not the package imported: {output}"
+    assert len(list((tmp_path / "cache").glob("*/ms_bcewl_pyboost.so"))) == 1
+
+
+def test_a_failed_build_reports_its_own_error_and_drops_its_objects(tmp_path, monkeypatch):
+    """A second try in the same process cannot compile (MindSpore's builder skips a module it has built once) and
+    reported only the module missing, hiding the compiler's error."""
+    attempts = []
+
+    def failing_compile(source, include_dir, folder, name, progress):
+        attempts.append(folder)
+        (folder / "pyboost_entries.o").write_bytes(b"object")
+        if len(attempts) == 1:
+            raise RuntimeError("ld: cannot find with: No such file or directory")
+        raise FileNotFoundError(pyboost_path.module_file(folder, name))
+
+    monkeypatch.setattr(pyboost_path, "compile_into", failing_compile)
+    with pytest.raises(RuntimeError, match="cannot find with"):
+        pyboost_path.rebuild(pyboost_path.SOURCE, pyboost_path.INCLUDE_DIR, tmp_path, "module", lambda text: None)
+    assert not list(tmp_path.glob("*.o")), "the objects of a failed build would be linked again by the next one"
 
 
 def read_only_prefix(root):
