@@ -1,4 +1,4 @@
-"""The ms-bcewl command (also `python -m ms_bcewl`): info, check, bench, build.
+"""The ms-bcewl command (also `python -m ms_bcewl`).
 
     ms-bcewl info     versions, the native library and its build, backend, SIMD level, threads, Ascend path,
                       PyNative path and whether its pyboost module is built
@@ -331,7 +331,8 @@ def element_count(text):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="ms-bcewl", description=__doc__.splitlines()[0])
+    # Not the module's docstring: python -OO removes it.
+    parser = argparse.ArgumentParser(prog="ms-bcewl", description="ms_bcewl's command: info, check, bench, build.")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("info", help="versions, library, backend, SIMD level, threads, Ascend path")
     check_parser = commands.add_parser("check", help="self-test against a float64 NumPy reference (exit code 0/1)")

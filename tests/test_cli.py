@@ -95,6 +95,14 @@ def test_info_shows_an_unknown_pynative_setting_instead_of_failing(tmp_path):
     assert info_row("PyNative path", done.stdout).startswith("auto: ")
 
 
+def test_the_command_runs_without_docstrings(tmp_path):
+    """python -OO (or PYTHONOPTIMIZE=2, which the background builder inherits) drops docstrings; the argument parser
+    read its description from the module's and died with an AttributeError."""
+    done = run_python(["-OO", "-m", "ms_bcewl", "info"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert info_row("library", done.stdout).endswith("libms_bcewl.so")
+
+
 def test_build_without_a_compiler_says_why_in_one_line(tmp_path):
     """`ms-bcewl build` with g++ missing: exit code 1 and the compiler's complaint first on the last line."""
     env = dict(os.environ, CXX=str(tmp_path / "no-such-g++"), MS_BCEWL_CACHE_DIR=str(tmp_path / "cache"))
