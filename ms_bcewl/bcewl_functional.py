@@ -4,6 +4,7 @@ import threading
 
 from mindspore import Tensor
 
+from ms_bcewl.bcewl_export import in_export, standard_loss
 from ms_bcewl.bcewl_mixed_precision import cast_arguments
 from ms_bcewl.bcewl_primitives import GRAPH_FORWARD, PYNATIVE_FORWARD, in_graph
 from ms_bcewl.bcewl_pyboost_path import PYBOOST
@@ -47,8 +48,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     has_weight, has_pos_weight = isinstance(weight, Tensor), isinstance(pos_weight, Tensor)
     variant = (has_weight, has_pos_weight, reduction)
     # Graphs fold the constant in_graph() and never compile the PyNative branch (whose `with` they could not).
+    # An export's graph takes standard operators, which its file can carry (bcewl_export.py).
     if in_graph():
-        loss = _call(GRAPH_FORWARD[variant], input, target, weight, pos_weight)
+        if in_export():
+            loss = standard_loss(input, target, weight, pos_weight, reduction)
+        else:
+            loss = _call(GRAPH_FORWARD[variant], input, target, weight, pos_weight)
     else:
         loss = _pynative_loss(input, target, weight, pos_weight, variant, reduction)
     return loss
