@@ -11,13 +11,19 @@ none, with the ±inf limits, and the dx kernel, ascendc/README.md), and CANN's p
 every input to one promoted dtype, the kernel, mean / sum over all dims, a cast to the output dtype -- is made of
 MindSpore ops, which run as CANN's own aclnn ops on Ascend.
 
-Each loss is a Cell with its own bprop: dx comes from the grad kernel, which takes the aclnn reduction code as
-an int attribute (0 none, 1 mean, 2 sum; MindSpore's own enum is never used) and a 0-d dout for mean and sum,
-so that 1/numel is applied in float32 inside the kernel; dy, dw and dp are composed in float32.
+Each loss is a Cell with its own bprop: dx comes from the grad kernel, which takes a 0-d dout for mean and sum and
+the reduction's factor as a 0-d float32 tensor `scale` (1/numel for mean, else 1), applied in float32 inside the
+kernel; dy, dw and dp are composed in float32. The kernels take tensors only: MindSpore 2.10 sends every Ascend C
+``ops.Custom`` call in PyNative through ``pyboost_custom_ext``, which converts each argument as a tensor, and in
+graph mode may turn a constant scalar input into an attribute (backend pass ``CustomOpConstInputToAttr``).
+
+An Ascend device without the op package fails at import with OpPackageNotFound (``find_op_package``), which names
+ASCEND_CUSTOM_OPP_PATH and the install step, instead of MindSpore's aclop fallback for an op called ``aclnnMsBcewl...``.
 
 Nothing here has run on an NPU. The pure functions (names, reg_info, argument order, reduction codes, shape and
 dtype rules) and the composition, driven by stand-in kernels on CPU, are tested in tests/test_ascend_dispatch.py.
 """
+import os
 import re
 from dataclasses import dataclass
 from typing import Callable, Optional, Tuple
@@ -28,7 +34,7 @@ from mindspore.common import dtype as mstype
 from mindspore.ops import CustomRegOp, DataType
 from mindspore.ops.primitive import constexpr
 
-from ms_bcewl.bcewl_validation import REDUCTION_CODES, REDUCTIONS
+from ms_bcewl.bcewl_validation import REDUCTIONS
 KERNEL_DTYPES = ("float16", "float32", "bfloat16")
 _DATA_TYPES = {"float16": DataType.F16_Default, "float32": DataType.F32_Default,
                "bfloat16": DataType.BF16_Default}
@@ -41,13 +47,13 @@ _ones_like = ops.OnesLike()
 
 @dataclass(frozen=True)
 class KernelSpec:
-    """What a kernel's aclnn function takes, in its argument order: tensors, then scalars, then the output."""
+    """What a kernel's aclnn function takes, in its argument order: tensors, then the output (no scalars)."""
 
     func: str
     inputs: Tuple[Tuple[str, str], ...]  # (name, "required" | "optional"), as in the OpDef
-    attrs: Tuple[Tuple[str, str], ...]   # (name, CustomRegOp value type)
     output: str
     output_dtype: Optional[str]           # fixed, or None for the dtype of the first input
+    float32_inputs: Tuple[str, ...] = ()  # inputs that are float32 whatever the kernel dtype
 
 
 def forward_kernel_spec():
@@ -55,20 +61,22 @@ def forward_kernel_spec():
     return KernelSpec("aclnnMsBcewlSigmoidCrossEntropyWithLogits",
                       (("predict", "required"), ("target", "required"), ("weight", "optional"),
                        ("pos_weight", "optional")),
-                      (), "loss", "float32")
+                      "loss", "float32")
 
 
 def grad_kernel_spec():
-    """aclnnMsBcewlSigmoidCrossEntropyWithLogitsGrad: dx in predict's dtype; reduction is the aclnn int."""
+    """aclnnMsBcewlSigmoidCrossEntropyWithLogitsGrad: dx in predict's dtype; scale is 0-d float32."""
     return KernelSpec("aclnnMsBcewlSigmoidCrossEntropyWithLogitsGrad",
                       (("predict", "required"), ("target", "required"), ("dout", "required"),
-                       ("weight", "optional"), ("pos_weight", "optional")),
-                      (("reduction", "int"),), "gradient", None)
+                       ("scale", "required"), ("weight", "optional"), ("pos_weight", "optional")),
+                      "gradient", None, float32_inputs=("scale",))
 
 
 def dtype_rows(spec):
-    """One dtype_format row per supported dtype: every input shares it (the kernel needs one dtype)."""
-    return [(dtype,) * len(spec.inputs) + (spec.output_dtype or dtype,) for dtype in KERNEL_DTYPES]
+    """One dtype_format row per supported dtype: every input shares it (the kernel needs one dtype) but the
+    float32 ones."""
+    return [tuple("float32" if name in spec.float32_inputs else dtype for name, _ in spec.inputs)
+            + (spec.output_dtype or dtype,) for dtype in KERNEL_DTYPES]
 
 
 def reg_info(spec):
@@ -76,8 +84,6 @@ def reg_info(spec):
     reg = CustomRegOp(spec.func)
     for index, (name, param_type) in enumerate(spec.inputs):
         reg = reg.input(index, name, param_type)
-    for name, value_type in spec.attrs:
-        reg = reg.attr(name, "required", value_type)
     reg = reg.output(0, spec.output, "required")
     for row in dtype_rows(spec):
         reg = reg.dtype_format(*[_DATA_TYPES[dtype] for dtype in row])
@@ -90,7 +96,7 @@ def kernel_output_shape(predict_shape, *_):
 
 
 def kernel_output_dtype(spec):
-    """The out_dtype function of a kernel's ops.Custom (it also receives the attribute values)."""
+    """The out_dtype function of a kernel's ops.Custom."""
     if spec.output_dtype is not None:
         fixed = _to_mstype(spec.output_dtype)
         return lambda *_: fixed
@@ -139,14 +145,69 @@ def runs_on_ascend():
     return ms.get_context("device_target") == "Ascend"
 
 
+OP_PACKAGE_LIBRARY = os.path.join("op_api", "lib", "libcust_opapi.so")
+INSTALL_STEP = "ascendc/README.md, 'Build and install on a machine with CANN and an NPU'"
+
+
+class OpPackageNotFound(ImportError):
+    """The device is Ascend but no vendor directory holds ms_bcewl's op package."""
+
+
+def aclnn_header(func):
+    """The header CANN generates for an aclnn function and MindSpore reads its parameter types from:
+    op_api/include/aclnn_<op type in snake case>.h (MindSpore's CustomInfoGenerator._get_aclnn_api_file_name)."""
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", func)
+    return os.path.join("op_api", "include", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower() + ".h")
+
+
+def op_package_search_path(environ):
+    """The vendor directories MindSpore 2.10 looks in, in its order: ASCEND_CUSTOM_OPP_PATH's entries, then
+    $ASCEND_OPP_PATH/vendors/<v> for each v of vendors/config.ini's load_priority (where the package's .run
+    installs and registers itself)."""
+    directories = [entry for entry in environ.get("ASCEND_CUSTOM_OPP_PATH", "").split(":") if entry]
+    opp = environ.get("ASCEND_OPP_PATH")
+    config = os.path.join(opp, "vendors", "config.ini") if opp else None
+    if config and os.path.isfile(config):
+        with open(config, encoding="utf-8") as lines:
+            for line in lines:
+                key, _, value = line.strip().partition("=")
+                if key.strip() == "load_priority":
+                    directories += [os.path.join(opp, "vendors", vendor.strip())
+                                    for vendor in value.split(",") if vendor.strip()]
+    return directories
+
+
+def find_op_package(environ):
+    """The first vendor directory with the op package's library and both generated headers, or None."""
+    needed = [OP_PACKAGE_LIBRARY] + [aclnn_header(spec.func) for spec in (forward_kernel_spec(), grad_kernel_spec())]
+    for directory in op_package_search_path(environ):
+        if all(os.path.isfile(os.path.join(directory, path)) for path in needed):
+            return directory
+    return None
+
+
+def require_op_package(environ):
+    """The op package's vendor directory; OpPackageNotFound naming what was searched and how to install it."""
+    directory = find_op_package(environ)
+    if directory is not None:
+        return directory
+    searched = op_package_search_path(environ)
+    raise OpPackageNotFound(
+        "ms_bcewl runs on Ascend through its CANN op package (ops MsBcewlSigmoidCrossEntropyWithLogits[Grad]), "
+        f"and no vendor directory holds it: none of {searched or '(nothing: ASCEND_CUSTOM_OPP_PATH is unset)'} "
+        f"has {OP_PACKAGE_LIBRARY} and {aclnn_header(forward_kernel_spec().func)}. Build and install the op "
+        "package (MS_BCEWL_BUILD_ASCEND=1 pip install . builds ms_bcewl/lib/ms_bcewl_op_package.run; run it), "
+        "then export ASCEND_CUSTOM_OPP_PATH=$ASCEND_OPP_PATH/vendors/ms_bcewl:$ASCEND_CUSTOM_OPP_PATH before "
+        f"importing ms_bcewl; see {INSTALL_STEP}.")
+
 @dataclass(frozen=True)
 class Kernels:
     """The two kernels, called with every tensor in the promoted dtype (weights may be broadcast shapes).
 
     forward(predict, target, weight, pos_weight) -> float32 loss of predict's shape (reduction none), with the
     limits at infinite logits (0 where a zero factor meets the infinite term) and NaN propagating;
-    grad(predict, target, dout, weight, pos_weight, reduction) -> dx in predict's dtype, where dout has
-    predict's shape for reduction 0 and is 0-d otherwise, and reduction 1 scales by 1 / numel.
+    grad(predict, target, dout, scale, weight, pos_weight) -> dx in predict's dtype, times dout (predict's shape
+    for reduction none, 0-d otherwise) and the 0-d float32 scale (1 / numel for mean, else 1).
     """
 
     forward: Callable
@@ -154,7 +215,9 @@ class Kernels:
 
 
 def aclnn_kernels():
-    """The op package's kernels as ops.Custom primitives (only constructible where they run: Ascend)."""
+    """The op package's kernels as ops.Custom primitives (only constructible where they run: Ascend); raises
+    OpPackageNotFound when MindSpore would not find the op package."""
+    require_op_package(os.environ)
     return Kernels(_aclnn_primitive(forward_kernel_spec()), _aclnn_primitive(grad_kernel_spec()))
 
 
@@ -200,7 +263,6 @@ class _Loss(nn.Cell):
         self.has_weight = has_weight
         self.has_pos_weight = has_pos_weight
         self.reduction = reduction
-        self.reduction_code = REDUCTION_CODES[reduction]
 
     def _present_or_ones(self, x, w, p):
         one = ops.ones((), x.dtype)
@@ -229,8 +291,11 @@ class _Loss(nn.Cell):
             return self._present_gradients(_zeros_like(x), _zeros_like(y), _zeros_like(w),
                                            _zeros_like(p))
         dtype = _promoted(x.dtype, y.dtype, w.dtype, p.dtype)
-        dx = self.grad_kernel(ops.cast(x, dtype), ops.cast(y, dtype), ops.cast(dout, dtype),
-                              _kernel_operand(w, x, dtype), _kernel_operand(p, x, dtype), self.reduction_code)
+        scale = ops.ones((), _FLOAT32)
+        if self.reduction == "mean":
+            scale = scale / ops.size(x)
+        dx = self.grad_kernel(ops.cast(x, dtype), ops.cast(y, dtype), ops.cast(dout, dtype), scale,
+                              _kernel_operand(w, x, dtype), _kernel_operand(p, x, dtype))
         g = ops.cast(dout, _FLOAT32)
         if self.reduction == "mean":
             g = g / ops.size(x)

@@ -23,7 +23,6 @@ from support import reference as ref
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OP_HOST = os.path.join(REPO, "ascendc", "op_host")
 OP_KERNEL = os.path.join(REPO, "ascendc", "op_kernel")
-ADAPTER_INCLUDE = os.path.join(REPO, "aclnn_adapter", "include")  # ms_bcewl/reductions.h, which the tiling includes
 
 
 @pytest.fixture(scope="module")
@@ -70,10 +69,21 @@ def test_the_op_packages_op_types_are_ms_bcewls_own_and_match_the_aclnn_names(di
             assert re.search(r"void\s+%s\(" % entry, kernel.read())
 
 
-def test_the_grad_opdef_takes_reduction_as_an_int(dispatch):
-    grad = _op_types_and_sources()["MsBcewlSigmoidCrossEntropyWithLogitsGrad"]
-    assert re.search(r'Attr\("reduction"\)\.AttrType\(REQUIRED\)\.Int\(\)', grad)
-    assert dict(dispatch.grad_kernel_spec().attrs) == {"reduction": "int"}
+def _opdef_inputs(source):
+    """[(name, REQUIRED | OPTIONAL, dtype list)] of an OpDef source, in order."""
+    return re.findall(r'NdTensor\(this->Input\("(\w+)"\), (\w+), ([^)]*)\)', source)
+
+
+def test_the_opdefs_inputs_are_the_specs_and_take_no_attribute(dispatch):
+    sources = _op_types_and_sources()
+    for spec in (dispatch.forward_kernel_spec(), dispatch.grad_kernel_spec()):
+        source = sources[spec.func[len("aclnn"):]]
+        inputs = _opdef_inputs(source)
+        assert [(name, presence.lower()) for name, presence, _ in inputs] == list(spec.inputs)
+        assert "Attr(" not in source
+        float32_inputs = tuple(name for name, _, dtypes in inputs
+                               if re.fullmatch(r"\{ge::DT_FLOAT(, ge::DT_FLOAT)*\}", dtypes))
+        assert float32_inputs == spec.float32_inputs
 
 
 def test_reg_info_op_name_is_the_func_and_targets_ascend(dispatch):
@@ -92,12 +102,11 @@ def test_forward_inputs_follow_the_aclnn_tensor_argument_order(dispatch):
     assert info["attr"] == []
 
 
-def test_grad_inputs_follow_the_kernel_order_and_reduction_is_an_int_attr(dispatch):
+def test_grad_inputs_follow_the_kernel_order_and_take_no_scalar(dispatch):
     info = dispatch.reg_info(dispatch.grad_kernel_spec())
-    assert [i["name"] for i in info["inputs"]] == ["predict", "target", "dout", "weight", "pos_weight"]
-    assert [i["index"] for i in info["inputs"]] == [0, 1, 2, 3, 4]
-    # MindSpore passes attrs after all tensor inputs and before the outputs, as the aclnn signature has them.
-    assert info["attr"] == [{"name": "reduction", "paramType": "required", "type": "int"}]
+    assert [i["name"] for i in info["inputs"]] == ["predict", "target", "dout", "scale", "weight", "pos_weight"]
+    assert [i["index"] for i in info["inputs"]] == [0, 1, 2, 3, 4, 5]
+    assert info["attr"] == []
     assert [o["name"] for o in info["outputs"]] == ["gradient"]
 
 
@@ -106,16 +115,10 @@ def test_dtype_formats_give_every_input_one_dtype(dispatch):
     grad = dispatch.reg_info(dispatch.grad_kernel_spec())["dtype_format"]
     assert [[d for d, _ in row] for row in forward] == [
         ["float16"] * 4 + ["float32"], ["float32"] * 5, ["bfloat16"] * 4 + ["float32"]]
-    assert [[d for d, _ in row] for row in grad] == [["float16"] * 6, ["float32"] * 6, ["bfloat16"] * 6]
+    assert [[d for d, _ in row] for row in grad] == [
+        ["float16"] * 3 + ["float32"] + ["float16"] * 3, ["float32"] * 7,
+        ["bfloat16"] * 3 + ["float32"] + ["bfloat16"] * 3]
     assert {f for row in forward + grad for _, f in row} == {"DefaultFormat"}
-
-
-@pytest.mark.parametrize("reduction", ref.REDUCTIONS)
-def test_reduction_codes_are_aclnns_never_mindsporess(dispatch, reduction):
-    aclnn_codes, mindspore_enum = {"none": 0, "mean": 1, "sum": 2}, {"sum": 0, "mean": 1, "none": 2}
-    loss = dispatch.forward_table(_stand_in_kernels(dispatch))[(False, False, reduction)]
-    assert loss.reduction_code == aclnn_codes[reduction]
-    assert aclnn_codes != mindspore_enum
 
 
 def test_output_shape_and_dtype_functions(dispatch):
@@ -126,7 +129,7 @@ def test_output_shape_and_dtype_functions(dispatch):
     forward_dtype = dispatch.kernel_output_dtype(dispatch.forward_kernel_spec())
     grad_dtype = dispatch.kernel_output_dtype(dispatch.grad_kernel_spec())
     assert forward_dtype(ms.float16, ms.float16, ms.float16, ms.float16) == ms.float32
-    assert grad_dtype(ms.bfloat16, ms.bfloat16, ms.bfloat16, ms.bfloat16, ms.bfloat16, 2) == ms.bfloat16
+    assert grad_dtype(ms.bfloat16, ms.bfloat16, ms.bfloat16, ms.float32, ms.bfloat16, ms.bfloat16) == ms.bfloat16
 
 
 def test_promoted_dtype(dispatch):
@@ -170,8 +173,8 @@ def _describe_broadcast_library(tmp_path):
         '                                  std::vector<int64_t>(op, op + op_rank), &request);\n'
         '}\n')
     library = tmp_path / "libdescribe.so"
-    subprocess.run([compiler, "-std=c++17", "-O0", "-shared", "-fPIC", f"-I{OP_HOST}", f"-I{OP_KERNEL}",
-                    f"-I{ADAPTER_INCLUDE}", str(wrapper), os.path.join(OP_HOST, "bcewl_tiling.cpp"), "-o",
+    subprocess.run([compiler, "-std=c++17", "-O0", "-shared", "-fPIC", f"-I{OP_HOST}", f"-I{OP_KERNEL}", str(wrapper),
+                    os.path.join(OP_HOST, "bcewl_tiling.cpp"), "-o",
                     str(library)], check=True)
     return ctypes.CDLL(str(library))
 
@@ -196,6 +199,70 @@ def test_kernel_follows_broadcast_agrees_with_the_cpp_tiling(dispatch, tmp_path)
             assert dispatch.kernel_follows_broadcast(shape, input_shape) is expected, (shape, input_shape)
 
 
+def _vendor(root, files):
+    """A vendor directory holding `files` (paths relative to it), empty files."""
+    for path in files:
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text("")
+    return root
+
+
+def _op_package_files(dispatch):
+    return [dispatch.OP_PACKAGE_LIBRARY] + [dispatch.aclnn_header(spec.func) for spec in
+                                            (dispatch.forward_kernel_spec(), dispatch.grad_kernel_spec())]
+
+
+def test_aclnn_header_names_are_the_ones_mindspore_reads(dispatch):
+    from mindspore.ops.operations._custom_ops_utils import CustomInfoGenerator
+
+    for spec in (dispatch.forward_kernel_spec(), dispatch.grad_kernel_spec()):
+        expected = CustomInfoGenerator._get_aclnn_api_file_name(spec.func)  # pylint: disable=protected-access
+        assert dispatch.aclnn_header(spec.func) == os.path.join("op_api", "include", expected)
+    assert dispatch.aclnn_header(dispatch.forward_kernel_spec().func).endswith(
+        "aclnn_ms_bcewl_sigmoid_cross_entropy_with_logits.h")
+
+
+def test_op_package_is_found_on_the_custom_opp_path(dispatch, tmp_path):
+    other = _vendor(tmp_path / "other", [dispatch.OP_PACKAGE_LIBRARY])  # someone else's package comes first
+    ours = _vendor(tmp_path / "ms_bcewl", _op_package_files(dispatch))
+    environ = {"ASCEND_CUSTOM_OPP_PATH": f"{other}:{ours}:"}
+    assert dispatch.find_op_package(environ) == str(ours)
+    assert dispatch.require_op_package(environ) == str(ours)
+
+
+def test_op_package_is_found_among_the_installed_vendors(dispatch, tmp_path):
+    opp = tmp_path / "opp"
+    ours = _vendor(opp / "vendors" / "ms_bcewl", _op_package_files(dispatch))
+    (opp / "vendors" / "config.ini").write_text("load_priority=customize, ms_bcewl\n")
+    assert dispatch.find_op_package({"ASCEND_OPP_PATH": str(opp)}) == str(ours)
+
+
+@pytest.mark.parametrize("missing", [0, 1, 2])
+def test_an_incomplete_op_package_is_not_found(dispatch, tmp_path, missing):
+    files = _op_package_files(dispatch)
+    vendor = _vendor(tmp_path / "ms_bcewl", files[:missing] + files[missing + 1:])
+    assert dispatch.find_op_package({"ASCEND_CUSTOM_OPP_PATH": str(vendor)}) is None
+
+
+def test_a_missing_op_package_names_the_variable_and_the_install_step(dispatch, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ImportError) as error:
+        dispatch.require_op_package({"ASCEND_CUSTOM_OPP_PATH": str(empty)})
+    message = str(error.value)
+    assert isinstance(error.value, dispatch.OpPackageNotFound)
+    for needed in ("ASCEND_CUSTOM_OPP_PATH", str(empty), "ms_bcewl_op_package.run", "MS_BCEWL_BUILD_ASCEND=1",
+                   "ascendc/README.md", "libcust_opapi.so"):
+        assert needed in message
+
+
+def test_aclnn_kernels_refuse_to_build_without_the_op_package(dispatch, monkeypatch):
+    monkeypatch.delenv("ASCEND_CUSTOM_OPP_PATH", raising=False)
+    monkeypatch.delenv("ASCEND_OPP_PATH", raising=False)
+    with pytest.raises(dispatch.OpPackageNotFound, match="ASCEND_CUSTOM_OPP_PATH is unset"):
+        dispatch.aclnn_kernels()
+
+
 # ---- Part two: the composition, with stand-in kernels ---------------------------------------------------------
 
 
@@ -208,8 +275,9 @@ def _stand_in_kernels(dispatch, calls=None):
     f32 = ms.float32
     recording = calls is not None
 
-    def record(name, tensors, *attrs):
-        calls.append((name, tuple(t.dtype for t in tensors), tuple(tuple(t.shape) for t in tensors), attrs))
+    def record(name, tensors):
+        calls.append((name, tuple(t.dtype for t in tensors), tuple(tuple(t.shape) for t in tensors),
+                      tuple(t.asnumpy() for t in tensors)))
 
     zeros_like = ops.ZerosLike()  # a primitive: ops.zeros_like does not compile in graph mode here
 
@@ -228,11 +296,9 @@ def _stand_in_kernels(dispatch, calls=None):
             return zero_limit_product(w, loss)
 
     class Grad(nn.Cell):
-        def construct(self, x, y, dout, w, p, reduction):
+        def construct(self, x, y, dout, scale, w, p):
             x32, y32, g, w32, p32 = (ops.cast(t, f32) for t in (x, y, dout, w, p))
-            dx = w32 * ((p32 * y32 + 1 - y32) * ops.sigmoid(x32) - p32 * y32) * g
-            if reduction == 1:
-                dx = dx / ops.size(x)
+            dx = w32 * ((p32 * y32 + 1 - y32) * ops.sigmoid(x32) - p32 * y32) * g * scale
             return ops.cast(dx, x.dtype)
 
     if not recording:
@@ -246,9 +312,9 @@ def _stand_in_kernels(dispatch, calls=None):
             return super().construct(x, y, w, p)
 
     class RecordingGrad(Grad):
-        def construct(self, x, y, dout, w, p, reduction):
-            record("grad", (x, y, dout, w, p), reduction)
-            return super().construct(x, y, dout, w, p, reduction)
+        def construct(self, x, y, dout, scale, w, p):
+            record("grad", (x, y, dout, scale, w, p))
+            return super().construct(x, y, dout, scale, w, p)
 
     return dispatch.Kernels(RecordingForward(), RecordingGrad())
 
@@ -290,7 +356,7 @@ def test_loss_and_gradients_match_the_reference(losses, reduction, variant, comb
     ref.check_grads(case, g, grads, msg=f"{variant}/{combo}/{reduction}")
 
 
-def test_kernels_get_one_promoted_dtype_and_the_aclnn_reduction_code(losses):
+def test_kernels_get_one_promoted_dtype_and_a_float32_scale_of_one_over_numel_for_mean(losses):
     import mindspore as ms
 
     table, calls = losses
@@ -300,18 +366,21 @@ def test_kernels_get_one_promoted_dtype_and_the_aclnn_reduction_code(losses):
     grad = [c for c in calls if c[0] == "grad"]
     assert forward and all(set(dtypes) == {ms.float32} for _, dtypes, _, _ in forward)
     assert len(grad) == 1
-    _, dtypes, shapes, attrs = grad[0]
+    _, dtypes, shapes, values = grad[0]
     assert set(dtypes) == {ms.float32}
-    assert shapes[2] == () and attrs == (1,)  # a 0-d dout; the kernel applies 1 / numel
+    assert shapes[2] == () and shapes[3] == ()  # a 0-d dout and scale; the kernel applies the scale
+    assert values[3] == np.float32(1.0 / case.x.size)
 
 
-@pytest.mark.parametrize("reduction, code", [("none", 0), ("sum", 2)])
-def test_grad_kernel_reduction_code_and_dout_shape(losses, reduction, code):
+@pytest.mark.parametrize("reduction", ["none", "sum"])
+def test_grad_kernel_scale_is_one_and_dout_has_the_reductions_shape(losses, reduction):
+    import mindspore as ms
+
     table, calls = losses
-    case = ref.matrix_case(reduction, "plain", "fp32")
+    case = ref.matrix_case(reduction, "plain", "fp16")
     _run(table, case, ref.upstream(case))
-    (_, _, shapes, attrs), = [c for c in calls if c[0] == "grad"]
-    assert attrs == (code,)
+    (_, dtypes, shapes, values), = [c for c in calls if c[0] == "grad"]
+    assert dtypes[3] == ms.float32 and shapes[3] == () and values[3] == 1.0
     assert shapes[2] == (case.x.shape if reduction == "none" else ())
 
 

@@ -1,9 +1,7 @@
-// Reads shapes, dtypes, the reduction attribute and the platform from a gert::TilingContext, calls the plain
-// tiling and stores its result; infers output shapes and dtypes. Untested: written against the public CANN API,
-// never compiled against CANN here.
+// Reads shapes, dtypes and the platform from a gert::TilingContext, calls the plain tiling and stores its result
+// with the variant's tiling key; infers output shapes and dtypes. Never run: compiled against CANN's public headers
+// and the project's stand-ins only.
 #include "bcewl_cann_host.h"
-
-#ifdef MS_BCEWL_WITH_CANN
 
 #include <cstring>
 #include <vector>
@@ -18,8 +16,8 @@ namespace {
 constexpr size_t kPredict = 0;
 constexpr size_t kForwardWeight = 2;
 constexpr size_t kGradDout = 2;
-constexpr size_t kGradWeight = 3;
-constexpr size_t kGradReductionAttr = 0;
+constexpr size_t kGradScale = 3;
+constexpr size_t kGradWeight = 4;
 
 std::vector<int64_t> Dims(const gert::Shape &shape) {
   std::vector<int64_t> dims(shape.GetDimNum());
@@ -59,46 +57,47 @@ bool DescribeInput(const gert::StorageShape *shape, const std::vector<int64_t> &
   return bcewl::DescribeBroadcast(outDims, Dims(shape->GetStorageShape()), request);
 }
 
-bcewl::PlatformLimits ReadPlatform(gert::TilingContext *context, uint32_t *systemWorkspace) {
+bcewl::PlatformLimits ReadPlatform(gert::TilingContext *context) {
   const auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
   bcewl::PlatformLimits limits;
   platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, limits.ubBytes);
   limits.coreNum = platform.GetCoreNumAiv();
-  *systemWorkspace = platform.GetLibApiWorkSpaceSize();
   return limits;
 }
 
+// Stores the plan: tiling bytes, its variant's key (the kernel binary that runs) and the core count. The
+// workspace is 0: the kernels use none, and the system workspace (GetLibApiWorkSpaceSize) is only for library
+// APIs that need one, which they do not call.
 template <typename TilingData>
-ge::graphStatus Store(gert::TilingContext *context, const bcewl::TilingPlan<TilingData> &plan,
-                      uint32_t systemWorkspace) {
+ge::graphStatus Store(gert::TilingContext *context, const bcewl::TilingPlan<TilingData> &plan) {
   if (!plan.ok()) return ge::GRAPH_FAILED;
   gert::TilingData *raw = context->GetRawTilingData();
-  if (raw == nullptr || raw->GetCapacity() < sizeof(TilingData)) return ge::GRAPH_FAILED;
+  size_t *workspaces = context->GetWorkspaceSizes(1);
+  if (raw == nullptr || raw->GetCapacity() < sizeof(TilingData) || workspaces == nullptr) return ge::GRAPH_FAILED;
   std::memcpy(raw->GetData(), &plan.data, sizeof(TilingData));
   raw->SetDataSize(sizeof(TilingData));
-  context->SetBlockDim(plan.blockDim);
-  size_t *workspaces = context->GetWorkspaceSizes(1);
-  workspaces[0] = systemWorkspace;
-  return ge::GRAPH_SUCCESS;
-}
-
-// The Int attribute holds the aclnn code (0 none, 1 mean, 2 sum); PlanGrad rejects any other value.
-bcewl::Reduction ReadReduction(gert::TilingContext *context) {
-  const gert::RuntimeAttrs *attrs = context->GetAttrs();
-  const int64_t *code = attrs == nullptr ? nullptr : attrs->GetAttrPointer<int64_t>(kGradReductionAttr);
-  return static_cast<bcewl::Reduction>(code == nullptr ? -1 : *code);
+  workspaces[0] = 0;
+  if (context->SetTilingKey(plan.tilingKey) != ge::GRAPH_SUCCESS) return ge::GRAPH_FAILED;
+  return context->SetBlockDim(plan.blockDim);
 }
 
 // Fills what both requests share: element count, dtype, weight, pos_weight (at weightIndex + 1) and platform.
 template <typename Request>
-bool ReadCommon(gert::TilingContext *context, size_t weightIndex, std::vector<int64_t> *dims, Request *request,
-                uint32_t *systemWorkspace) {
-  *dims = Dims(context->GetInputShape(kPredict)->GetStorageShape());
+bool ReadCommon(gert::TilingContext *context, size_t weightIndex, std::vector<int64_t> *dims, Request *request) {
+  const gert::StorageShape *predict = context->GetInputShape(kPredict);
+  const auto *predictDesc = context->GetInputDesc(kPredict);
+  if (predict == nullptr || predictDesc == nullptr) return false;
+  *dims = Dims(predict->GetStorageShape());
   request->totalLength = ElementCount(*dims);
-  request->platform = ReadPlatform(context, systemWorkspace);
-  return ToDtypeCode(context->GetInputDesc(kPredict)->GetDataType(), &request->dtype) &&
+  request->platform = ReadPlatform(context);
+  return ToDtypeCode(predictDesc->GetDataType(), &request->dtype) &&
          DescribeInput(context->GetOptionalInputShape(weightIndex), *dims, &request->weight) &&
          DescribeInput(context->GetOptionalInputShape(weightIndex + 1), *dims, &request->posWeight);
+}
+
+// The kernel reads one float of `scale`; anything but one element is a caller's error.
+bool IsOneElement(const gert::StorageShape *shape) {
+  return shape != nullptr && ElementCount(Dims(shape->GetStorageShape())) == 1;
 }
 
 }  // namespace
@@ -106,21 +105,19 @@ bool ReadCommon(gert::TilingContext *context, size_t weightIndex, std::vector<in
 ge::graphStatus MsBcewlSigmoidCrossEntropyWithLogitsTilingFunc(gert::TilingContext *context) {
   bcewl::ForwardTilingRequest request;
   std::vector<int64_t> dims;
-  uint32_t systemWorkspace = 0;
-  if (!ReadCommon(context, kForwardWeight, &dims, &request, &systemWorkspace)) return ge::GRAPH_FAILED;
-  return Store(context, bcewl::PlanForward(request), systemWorkspace);
+  if (context == nullptr || !ReadCommon(context, kForwardWeight, &dims, &request)) return ge::GRAPH_FAILED;
+  return Store(context, bcewl::PlanForward(request));
 }
 
 ge::graphStatus MsBcewlSigmoidCrossEntropyWithLogitsGradTilingFunc(gert::TilingContext *context) {
   bcewl::GradTilingRequest request;
   std::vector<int64_t> dims;
-  uint32_t systemWorkspace = 0;
-  if (!ReadCommon(context, kGradWeight, &dims, &request, &systemWorkspace) ||
-      !DescribeInput(context->GetInputShape(kGradDout), dims, &request.dout)) {
+  if (context == nullptr || !ReadCommon(context, kGradWeight, &dims, &request) ||
+      !DescribeInput(context->GetInputShape(kGradDout), dims, &request.dout) ||
+      !IsOneElement(context->GetInputShape(kGradScale))) {
     return ge::GRAPH_FAILED;
   }
-  request.reduction = ReadReduction(context);
-  return Store(context, bcewl::PlanGrad(request), systemWorkspace);
+  return Store(context, bcewl::PlanGrad(request));
 }
 
 }  // namespace optiling
@@ -128,6 +125,7 @@ ge::graphStatus MsBcewlSigmoidCrossEntropyWithLogitsGradTilingFunc(gert::TilingC
 namespace ge {
 
 graphStatus InferShapeLikePredict(gert::InferShapeContext *context) {
+  if (context == nullptr) return GRAPH_FAILED;
   const gert::Shape *predict = context->GetInputShape(0);
   gert::Shape *output = context->GetOutputShape(0);
   if (predict == nullptr || output == nullptr) return GRAPH_FAILED;
@@ -135,12 +133,12 @@ graphStatus InferShapeLikePredict(gert::InferShapeContext *context) {
   return GRAPH_SUCCESS;
 }
 
-graphStatus InferDataTypeFloat(gert::InferDataTypeContext *context) { return context->SetOutputDataType(0, DT_FLOAT); }
+graphStatus InferDataTypeFloat(gert::InferDataTypeContext *context) {
+  return context == nullptr ? GRAPH_FAILED : context->SetOutputDataType(0, DT_FLOAT);
+}
 
 graphStatus InferDataTypeLikePredict(gert::InferDataTypeContext *context) {
-  return context->SetOutputDataType(0, context->GetInputDataType(0));
+  return context == nullptr ? GRAPH_FAILED : context->SetOutputDataType(0, context->GetInputDataType(0));
 }
 
 }  // namespace ge
-
-#endif  // MS_BCEWL_WITH_CANN

@@ -1,10 +1,8 @@
 // CANN host callbacks of the two ops: TilingFunc wrappers around the CANN-independent tiling of bcewl_tiling.h,
-// and shape / dtype inference. Compiled only where a CANN toolkit exists (MS_BCEWL_WITH_CANN); never compiled
-// or run here.
+// and shape / dtype inference. Built by CANN's op project (C++11, CANN's include directory and op_kernel/ only);
+// checked here against stand-in CANN headers (ascendc/tests/cann_stand_in) and never run.
 #ifndef MS_BCEWL_ASCENDC_BCEWL_CANN_HOST_H_
 #define MS_BCEWL_ASCENDC_BCEWL_CANN_HOST_H_
-
-#ifdef MS_BCEWL_WITH_CANN
 
 #include <vector>
 
@@ -37,7 +35,5 @@ graphStatus InferDataTypeFloat(gert::InferDataTypeContext *context);
 graphStatus InferDataTypeLikePredict(gert::InferDataTypeContext *context);
 
 }  // namespace ge
-
-#endif  // MS_BCEWL_WITH_CANN
 
 #endif  // MS_BCEWL_ASCENDC_BCEWL_CANN_HOST_H_

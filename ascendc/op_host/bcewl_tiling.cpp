@@ -20,9 +20,11 @@ struct KernelBuffers {
 
 // UB bytes = perElement * tileCapacity + fixed + maskBitsPerElement * tileCapacity / 8.
 struct UbCost {
-  uint64_t perElement = 0;
-  uint64_t fixed = 0;
-  uint64_t maskBitsPerElement = 0;
+  explicit UbCost(uint64_t perElementBytes = 0, uint64_t fixedBytes = 0, uint64_t maskBits = 0)
+      : perElement(perElementBytes), fixed(fixedBytes), maskBitsPerElement(maskBits) {}
+  uint64_t perElement;
+  uint64_t fixed;
+  uint64_t maskBitsPerElement;
 };
 
 struct GeometryPlan {
@@ -56,20 +58,20 @@ uint64_t DtypeBytes(DtypeCode dtype) { return dtype == kDtypeFloat32 ? 4 : 2; }
 UbCost InputCost(uint32_t mode, uint64_t inputBytes, uint64_t rowStride) {
   switch (mode) {
     case kOperandStream:
-      return {kQueueDepth * inputBytes + (inputBytes == kFloatBytes ? 0 : kFloatBytes), 0};
+      return UbCost(kQueueDepth * inputBytes + (inputBytes == kFloatBytes ? 0 : kFloatBytes));
     case kOperandRowResident:
-      return {kFloatBytes, rowStride * inputBytes};
+      return UbCost(kFloatBytes, rowStride * inputBytes);
     case kOperandRunConstant:
-      return {kFloatBytes, 0};
+      return UbCost(kFloatBytes);
     default:
-      return {};
+      return UbCost();
   }
 }
 
 UbCost KernelCost(const KernelBuffers &buffers, const std::vector<OperandTiling *> &operands, uint64_t rowStride) {
   const UbCost full = InputCost(kOperandStream, buffers.inputBytes, rowStride);
-  UbCost cost{2 * full.perElement + kQueueDepth * buffers.outputBytes + buffers.scratchTiles * kFloatBytes, 0,
-              buffers.selectMask ? 1u : 0u};
+  UbCost cost(2 * full.perElement + kQueueDepth * buffers.outputBytes + buffers.scratchTiles * kFloatBytes, 0,
+              buffers.selectMask ? 1u : 0u);
   for (const OperandTiling *operand : operands) {
     const UbCost extra = InputCost(operand->mode, buffers.inputBytes, rowStride);
     cost.perElement += extra.perElement;
@@ -222,26 +224,16 @@ void Finish(const GeometryPlan &geometry, TilingPlan<Data> *plan) {
   plan->ubBytes = geometry.ubBytes;
 }
 
-bool IsKnownReduction(Reduction reduction) {
-  return reduction == Reduction::kNone || reduction == Reduction::kMean || reduction == Reduction::kSum;
-}
-
 // The first error of a gradient request, or "".
 std::string ValidateGrad(const GradTilingRequest &request) {
   const uint64_t n = request.totalLength;
   std::string error = ValidateCommon(request.dtype, request.platform);
   if (!error.empty()) return error;
   if (!request.dout.present) return "dout is required";
-  if (!IsKnownReduction(request.reduction)) return "reduction must be 0 (none), 1 (mean) or 2 (sum)";
   error = ValidateOperand(request.dout, n, "dout");
   if (error.empty()) error = ValidateOperand(request.weight, n, "weight");
   if (error.empty()) error = ValidateOperand(request.posWeight, n, "pos_weight");
   return error;
-}
-
-// The factor of every gradient: 1/n for mean, else 1.
-float GradScale(Reduction reduction, uint64_t n) {
-  return (reduction == Reduction::kMean && n > 0) ? static_cast<float>(1.0 / static_cast<double>(n)) : 1.0f;
 }
 
 // Where an operand broadcast to the loss shape keeps the loss's dims (operand dim == loss dim > 1): in
@@ -288,7 +280,7 @@ TilingPlan<ForwardTilingData> PlanForward(const ForwardTilingRequest &request) {
   if (!plan.ok()) return plan;
 
   auto &data = plan.data;
-  data.tilingKey = TilingKey(request.dtype, request.weight.present, request.posWeight.present);
+  plan.tilingKey = TilingKey(request.dtype, request.weight.present, request.posWeight.present);
   data.weight = Normalize(request.weight, n);
   data.posWeight = Normalize(request.posWeight, n);
   const KernelBuffers buffers{DtypeBytes(request.dtype), kFloatBytes, 3, true};
@@ -303,8 +295,7 @@ TilingPlan<GradTilingData> PlanGrad(const GradTilingRequest &request) {
   if (!plan.ok()) return plan;
 
   auto &data = plan.data;
-  data.tilingKey = TilingKey(request.dtype, request.weight.present, request.posWeight.present);
-  data.scale = GradScale(request.reduction, n);
+  plan.tilingKey = TilingKey(request.dtype, request.weight.present, request.posWeight.present);
   data.dout = Normalize(request.dout, n);
   data.weight = Normalize(request.weight, n);
   data.posWeight = Normalize(request.posWeight, n);
@@ -320,13 +311,13 @@ bool DescribeBroadcast(const std::vector<int64_t> &outShape, const std::vector<i
   KeptDims kept;
   if (!FindKeptDims(outShape, operandShape, &kept)) return false;
   if (kept.total == 0) {
-    *request = OperandRequest{true, 1, 1};  // nothing is read
+    *request = OperandRequest(true, 1, 1);  // nothing is read
   } else if (kept.first == outShape.size()) {
-    *request = OperandRequest{true, 1, kept.total};  // one value for every element
+    *request = OperandRequest(true, 1, kept.total);  // one value for every element
   } else {
     uint64_t inner = 1;
     for (size_t i = kept.last + 1; i < outShape.size(); ++i) inner *= static_cast<uint64_t>(outShape[i]);
-    *request = OperandRequest{true, kept.period, inner};
+    *request = OperandRequest(true, kept.period, inner);
   }
   return true;
 }

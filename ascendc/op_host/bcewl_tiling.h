@@ -1,5 +1,6 @@
 // Host tiling of the MsBcewlSigmoidCrossEntropyWithLogits forward and gradient kernels, independent of CANN types.
-// The CANN TilingFunc wrappers (bcewl_cann_host.cpp) and the aclnn adapter both call these functions.
+// The CANN TilingFunc wrappers (bcewl_cann_host.cpp) and the simulation tests call these functions. C++11 and no
+// include outside op_host/ and op_kernel/: CANN's op project compiles this directory as it is (ascendc/README.md).
 #ifndef MS_BCEWL_ASCENDC_BCEWL_TILING_H_
 #define MS_BCEWL_ASCENDC_BCEWL_TILING_H_
 
@@ -8,7 +9,6 @@
 #include <vector>
 
 #include "bcewl_tiling_data.h"
-#include "ms_bcewl/reductions.h"
 
 namespace bcewl {
 
@@ -24,8 +24,12 @@ constexpr uint32_t kTileCapacityAlignment = 256;
 // UB that Select's tensor modes need left unallocated as their scratch (Atlas A2); the forward kernel uses them.
 constexpr uint64_t kSelectScratchUbBytes = 8 * 1024;
 
-// An operand broadcast onto the loss: flat loss element i reads operand[(i / inner) % period].
+// An operand broadcast onto the loss: flat loss element i reads operand[(i / inner) % period]. The constructors
+// keep brace initialisation working under C++11, where member initialisers make a struct no aggregate.
 struct OperandRequest {
+  OperandRequest() {}
+  OperandRequest(bool isPresent, uint64_t periodValue, uint64_t innerValue)
+      : present(isPresent), period(periodValue), inner(innerValue) {}
   bool present = false;
   uint64_t period = 1;
   uint64_t inner = 1;
@@ -34,12 +38,6 @@ struct OperandRequest {
 struct PlatformLimits {
   uint32_t coreNum = 1;  // GetCoreNumAiv() on the NPU
   uint64_t ubBytes = kAscend910bUbBytes;
-};
-
-enum class Reduction : int64_t {
-  kNone = ms_bcewl::kReductionNone,
-  kMean = ms_bcewl::kReductionMean,
-  kSum = ms_bcewl::kReductionSum,
 };
 
 struct ForwardTilingRequest {
@@ -53,7 +51,6 @@ struct ForwardTilingRequest {
 struct GradTilingRequest {
   uint64_t totalLength = 0;
   DtypeCode dtype = kDtypeFloat32;
-  Reduction reduction = Reduction::kNone;
   OperandRequest dout;  // required: the loss shape for reduction none, a scalar (period 1) otherwise
   OperandRequest weight;
   OperandRequest posWeight;
@@ -63,9 +60,10 @@ struct GradTilingRequest {
 template <typename TilingData>
 struct TilingPlan {
   TilingData data{};
-  uint32_t blockDim = 0;  // cores to launch
-  uint64_t ubBytes = 0;   // UB bytes each core allocates, exactly as the kernel does
-  std::string error;      // empty on success
+  uint32_t tilingKey = 0;  // the kernel variant: TilingFunc passes it to SetTilingKey (bcewl_tiling_data.h)
+  uint32_t blockDim = 0;   // cores to launch
+  uint64_t ubBytes = 0;    // UB bytes each core allocates, exactly as the kernel does
+  std::string error;       // empty on success
   bool ok() const { return error.empty(); }
 };
 

@@ -1,7 +1,5 @@
-// OpDef of MsBcewlSigmoidCrossEntropyWithLogits (forward, reduction none) for a CANN custom op package.
-// Untested: written against the public OpDef API (register/op_def_registry.h), never compiled here.
-#ifdef MS_BCEWL_WITH_CANN
-
+// OpDef of MsBcewlSigmoidCrossEntropyWithLogits (forward, reduction none) for a CANN custom op package
+// (register/op_def_registry.h). Never run; compiled against CANN's public headers and the project's stand-ins.
 #include "bcewl_cann_host.h"
 
 namespace ops {
@@ -24,5 +22,3 @@ class MsBcewlSigmoidCrossEntropyWithLogits : public OpDef {
 OP_ADD(MsBcewlSigmoidCrossEntropyWithLogits);
 
 }  // namespace ops
-
-#endif  // MS_BCEWL_WITH_CANN

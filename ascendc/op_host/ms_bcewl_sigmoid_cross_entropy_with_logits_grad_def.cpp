@@ -1,8 +1,6 @@
-// OpDef of MsBcewlSigmoidCrossEntropyWithLogitsGrad (dx) for a CANN custom op package. Input order follows the
-// kernel (predict, target, dout, weight, pos_weight), not the aclnn API (gradOutput first).
-// Untested: written against the public OpDef API (register/op_def_registry.h), never compiled here.
-#ifdef MS_BCEWL_WITH_CANN
-
+// OpDef of MsBcewlSigmoidCrossEntropyWithLogitsGrad (dx) for a CANN custom op package (register/op_def_registry.h).
+// Input order follows the kernel (predict, target, dout, scale, weight, pos_weight), not CANN's aclnn API
+// (gradOutput first). Never run; compiled against CANN's public headers and the project's stand-ins.
 #include "bcewl_cann_host.h"
 
 namespace ops {
@@ -15,10 +13,12 @@ class MsBcewlSigmoidCrossEntropyWithLogitsGrad : public OpDef {
     NdTensor(this->Input("predict"), REQUIRED, types);
     NdTensor(this->Input("target"), REQUIRED, types);
     NdTensor(this->Input("dout"), REQUIRED, types);
+    // The reduction's factor as a 0-d float32 tensor (1 / numel for mean, else 1): the op takes no scalar
+    // argument, which MindSpore cannot pass to an Ascend C op in both PyNative and graph mode.
+    NdTensor(this->Input("scale"), REQUIRED, {ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT});
     NdTensor(this->Input("weight"), OPTIONAL, types);
     NdTensor(this->Input("pos_weight"), OPTIONAL, types);
     NdTensor(this->Output("gradient"), REQUIRED, types);
-    this->Attr("reduction").AttrType(REQUIRED).Int();  // the aclnn code: 0 none, 1 mean, 2 sum
     this->SetInferShape(ge::InferShapeLikePredict).SetInferDataType(ge::InferDataTypeLikePredict);
     this->AICore().SetTiling(optiling::MsBcewlSigmoidCrossEntropyWithLogitsGradTilingFunc).AddConfig("ascend910b");
   }
@@ -27,5 +27,3 @@ class MsBcewlSigmoidCrossEntropyWithLogitsGrad : public OpDef {
 OP_ADD(MsBcewlSigmoidCrossEntropyWithLogitsGrad);
 
 }  // namespace ops
-
-#endif  // MS_BCEWL_WITH_CANN

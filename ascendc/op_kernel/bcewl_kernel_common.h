@@ -450,43 +450,52 @@ __aicore__ inline void RunKernel(const TilingData &tiling, GmAddrs... gm) {
   kernel.Run(tiling, gm...);
 }
 
-template <template <typename, bool, bool> class Kernel, typename T, typename TilingData, typename... GmAddrs>
-__aicore__ inline void DispatchVariant(const TilingData &tiling, GmAddrs... gm) {
-  switch (tiling.tilingKey % kTilingKeyDtypeStride) {
-    case 0:
-      RunKernel<Kernel<T, false, false>>(tiling, gm...);
-      break;
-    case kTilingKeyPosWeightFlag:
-      RunKernel<Kernel<T, false, true>>(tiling, gm...);
-      break;
-    case kTilingKeyWeightFlag:
-      RunKernel<Kernel<T, true, false>>(tiling, gm...);
-      break;
-    case kTilingKeyWeightFlag + kTilingKeyPosWeightFlag:
-      RunKernel<Kernel<T, true, true>>(tiling, gm...);
-      break;
-    default:  // not a key the host tiling produces: write nothing
-      break;
-  }
-}
+template <uint32_t DtypeCodeValue>
+struct DtypeOfCode;
+template <>
+struct DtypeOfCode<kDtypeFloat32> {
+  using type = float;
+};
+template <>
+struct DtypeOfCode<kDtypeFloat16> {
+  using type = half;
+};
+template <>
+struct DtypeOfCode<kDtypeBFloat16> {
+  using type = bfloat16_t;
+};
 
-template <template <typename, bool, bool> class Kernel, typename TilingData, typename... GmAddrs>
-__aicore__ inline void DispatchByTilingKey(const TilingData &tiling, GmAddrs... gm) {
-  switch (tiling.tilingKey / kTilingKeyDtypeStride) {
-    case kDtypeFloat32:
-      DispatchVariant<Kernel, float>(tiling, gm...);
-      break;
-    case kDtypeFloat16:
-      DispatchVariant<Kernel, half>(tiling, gm...);
-      break;
-    case kDtypeBFloat16:
-      DispatchVariant<Kernel, bfloat16_t>(tiling, gm...);
-      break;
-    default:
-      break;
-  }
+// Runs the variant that tiling key Key names (bcewl_tiling_data.h), decoded at compile time.
+template <template <typename, bool, bool> class Kernel, uint32_t Key, typename TilingData, typename... GmAddrs>
+__aicore__ inline void RunVariant(const TilingData &tiling, GmAddrs... gm) {
+  constexpr uint32_t flags = Key % kTilingKeyDtypeStride;
+  static_assert(flags == 0 || flags == kTilingKeyWeightFlag || flags == kTilingKeyPosWeightFlag ||
+                    flags == kTilingKeyWeightFlag + kTilingKeyPosWeightFlag,
+                "not a tiling key of bcewl_tiling_data.h");
+  using T = typename DtypeOfCode<Key / kTilingKeyDtypeStride>::type;
+  RunKernel<Kernel<T, (flags >= kTilingKeyWeightFlag), (flags % kTilingKeyWeightFlag == kTilingKeyPosWeightFlag)>>(
+      tiling, gm...);
 }
 
 }  // namespace bcewl
+
+// X(key, ...) for every tiling key the host tiling produces: 3 dtypes times 4 weight variants. Literals, because
+// CANN's op compiler collects the keys from the TILING_KEY_IS arguments of the preprocessed kernel (numbers only)
+// and compiles the kernel once per key with TILING_KEY_VAR defined to it: one code path per binary.
+// clang-format off
+#define BCEWL_FOR_EACH_TILING_KEY(X, ...)                                            \
+  X(0, __VA_ARGS__)   X(1, __VA_ARGS__)   X(10, __VA_ARGS__)  X(11, __VA_ARGS__)  \
+  X(100, __VA_ARGS__) X(101, __VA_ARGS__) X(110, __VA_ARGS__) X(111, __VA_ARGS__) \
+  X(200, __VA_ARGS__) X(201, __VA_ARGS__) X(210, __VA_ARGS__) X(211, __VA_ARGS__)
+// clang-format on
+
+#define BCEWL_RUN_IF_TILING_KEY(key, Kernel, ...)  \
+  if (TILING_KEY_IS(key)) {                        \
+    ::bcewl::RunVariant<Kernel, key>(__VA_ARGS__); \
+  }
+
+// Runs Kernel<T, HasWeight, HasPosWeight>::Run(tiling, gm...) for the launch's tiling key; an unknown key runs nothing.
+#define BCEWL_DISPATCH_BY_TILING_KEY(Kernel, ...) \
+  BCEWL_FOR_EACH_TILING_KEY(BCEWL_RUN_IF_TILING_KEY, Kernel, __VA_ARGS__)
 
 #endif  // MS_BCEWL_ASCENDC_BCEWL_KERNEL_COMMON_H_

@@ -14,8 +14,9 @@ enum DtypeCode : uint32_t {
   kDtypeBFloat16 = 2,
 };
 
-// tilingKey = kTilingKeyDtypeStride * dtype + kTilingKeyWeightFlag * hasWeight + kTilingKeyPosWeightFlag *
-// hasPosWeight, e.g. 110 = float16 with weight, without pos_weight.
+// The tiling key names the kernel variant: kTilingKeyDtypeStride * dtype + kTilingKeyWeightFlag * hasWeight +
+// kTilingKeyPosWeightFlag * hasPosWeight, e.g. 110 = float16 with weight, without pos_weight. The host passes it to
+// SetTilingKey; the kernel is compiled once per key (TILING_KEY_IS, bcewl_kernel_common.h), not stored here.
 constexpr uint32_t kTilingKeyDtypeStride = 100;
 constexpr uint32_t kTilingKeyWeightFlag = 10;
 constexpr uint32_t kTilingKeyPosWeightFlag = 1;
@@ -53,16 +54,14 @@ struct TileGeometry {
 };
 
 struct ForwardTilingData {
-  uint32_t tilingKey;
-  uint32_t reserved;
   TileGeometry geometry;
   OperandTiling weight;
   OperandTiling posWeight;
 };
 
+// The gradient's reduction scale (1 / numel for mean) is the grad op's float32 input `scale`, not tiling: the op
+// takes no scalar argument, which MindSpore could not pass in both modes (ascendc/README.md).
 struct GradTilingData {
-  uint32_t tilingKey;
-  float scale;  // 1 / totalLength for reduction mean, 1 otherwise
   TileGeometry geometry;
   OperandTiling dout;
   OperandTiling weight;
@@ -71,8 +70,8 @@ struct GradTilingData {
 
 static_assert(sizeof(OperandTiling) == 24, "tiling layout is shared by host and kernel");
 static_assert(sizeof(TileGeometry) == 56, "tiling layout is shared by host and kernel");
-static_assert(sizeof(ForwardTilingData) == 112, "tiling layout is shared by host and kernel");
-static_assert(sizeof(GradTilingData) == 136, "tiling layout is shared by host and kernel");
+static_assert(sizeof(ForwardTilingData) == 104, "tiling layout is shared by host and kernel");
+static_assert(sizeof(GradTilingData) == 128, "tiling layout is shared by host and kernel");
 
 }  // namespace bcewl
 

@@ -96,8 +96,8 @@ extern "C" __global__ __aicore__ void ms_bcewl_sigmoid_cross_entropy_with_logits
                                                                                  GM_ADDR weight, GM_ADDR pos_weight,
                                                                                  GM_ADDR loss, GM_ADDR workspace,
                                                                                  GM_ADDR tiling) {
-  (void)workspace;
+  (void)workspace;  // the tiling asks for none
   bcewl::ForwardTilingData tilingData;
   bcewl::LoadTiling(tiling, &tilingData);
-  bcewl::DispatchByTilingKey<bcewl::ForwardKernel>(tilingData, predict, target, weight, pos_weight, loss);
+  BCEWL_DISPATCH_BY_TILING_KEY(bcewl::ForwardKernel, tilingData, predict, target, weight, pos_weight, loss)
 }

@@ -1,5 +1,6 @@
 // MsBcewlSigmoidCrossEntropyWithLogitsGrad: dx = w * ((p * y + 1 - y) * sigmoid(x) - p * y) * dout * scale, with
-// scale = 1 / numel for reduction mean. Computed in float32 and written in the input dtype (rounded to nearest even).
+// scale the op's 0-d float32 input (1 / numel for reduction mean, else 1). Computed in float32 and written in the input
+// dtype (rounded to nearest even).
 #include "bcewl_kernel_common.h"
 
 namespace bcewl {
@@ -9,14 +10,16 @@ class GradKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, T> {
   using Base = ElementwiseKernelBase<T, HasWeight, HasPosWeight, T>;
 
  public:
-  __aicore__ inline void Run(const GradTilingData &tiling, GM_ADDR predict, GM_ADDR target, GM_ADDR dout,
+  __aicore__ inline void Run(const GradTilingData &tiling, GM_ADDR predict, GM_ADDR target, GM_ADDR dout, GM_ADDR scale,
                              GM_ADDR weight, GM_ADDR posWeight, GM_ADDR gradient) {
     const typename Base::Inputs gm{predict, target, weight, posWeight, gradient};
     if (!this->InitCommon(tiling.geometry, gm, tiling.weight, tiling.posWeight, kScratchTiles)) {
       return;
     }
     dout_.Init(this->pipe_, dout, tiling.dout, tiling.geometry, this->block_);
-    scale_ = tiling.scale;
+    GlobalTensor<float> scaleGm;
+    scaleGm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(scale), 1);
+    scale_ = scaleGm.GetValue(0);
     this->ProcessTiles(*this, tiling.geometry);
   }
 
@@ -82,10 +85,11 @@ class GradKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, T> {
 }  // namespace bcewl
 
 extern "C" __global__ __aicore__ void ms_bcewl_sigmoid_cross_entropy_with_logits_grad(
-    GM_ADDR predict, GM_ADDR target, GM_ADDR dout, GM_ADDR weight, GM_ADDR pos_weight, GM_ADDR gradient,
+    GM_ADDR predict, GM_ADDR target, GM_ADDR dout, GM_ADDR scale, GM_ADDR weight, GM_ADDR pos_weight, GM_ADDR gradient,
     GM_ADDR workspace, GM_ADDR tiling) {
-  (void)workspace;
+  (void)workspace;  // the tiling asks for none
   bcewl::GradTilingData tilingData;
   bcewl::LoadTiling(tiling, &tilingData);
-  bcewl::DispatchByTilingKey<bcewl::GradKernel>(tilingData, predict, target, dout, weight, pos_weight, gradient);
+  BCEWL_DISPATCH_BY_TILING_KEY(bcewl::GradKernel, tilingData, predict, target, dout, scale, weight, pos_weight,
+                               gradient)
 }

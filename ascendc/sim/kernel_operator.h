@@ -16,6 +16,7 @@
 #include "ascendc_sim/launch.h"
 #include "ascendc_sim/pipe.h"
 #include "ascendc_sim/tensor.h"
+#include "ascendc_sim/tiling_key.h"
 #include "ascendc_sim/types.h"
 #include "ascendc_sim/vector_math.h"
 

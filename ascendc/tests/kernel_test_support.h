@@ -21,8 +21,8 @@ extern "C" void ms_bcewl_sigmoid_cross_entropy_with_logits(GM_ADDR predict, GM_A
                                                            GM_ADDR pos_weight, GM_ADDR loss, GM_ADDR workspace,
                                                            GM_ADDR tiling);
 extern "C" void ms_bcewl_sigmoid_cross_entropy_with_logits_grad(GM_ADDR predict, GM_ADDR target, GM_ADDR dout,
-                                                                GM_ADDR weight, GM_ADDR pos_weight, GM_ADDR gradient,
-                                                                GM_ADDR workspace, GM_ADDR tiling);
+                                                                GM_ADDR scale, GM_ADDR weight, GM_ADDR pos_weight,
+                                                                GM_ADDR gradient, GM_ADDR workspace, GM_ADDR tiling);
 
 namespace test {
 
@@ -216,6 +216,7 @@ std::vector<float> LaunchForward(ForwardCase<T> &c, uint32_t ubBytes = AscendC::
   ASSERT_MSG(plan.ok(), plan.error << " for " << DescribeRequest(c.request));
   std::vector<float> loss(c.request.totalLength, Sentinel<float>());
   std::vector<uint32_t> tiling = TilingWords(plan.data);
+  AscendC::SimSetTilingKey(plan.tilingKey);
   AscendC::SimLaunchConfig config;
   config.blockDim = plan.blockDim;
   config.ubBytes = ubBytes;
@@ -242,20 +243,26 @@ void CheckForward(ForwardCase<T> &c, uint32_t ubBytes = AscendC::sim::kAscend910
   }
 }
 
+// The reduction the gradient is taken for: only the grad op's scale input depends on it.
+enum class Reduction { kNone, kMean, kSum };
+
 template <typename T>
 struct GradCase {
   bcewl::GradTilingRequest request;
+  Reduction reduction;
   LossInputs<T> in;
   std::vector<T> g;
+  std::vector<float> scale;  // the op's 0-d float32 input: 1 / n for mean, as the Python dispatch passes it
 };
 
 template <typename T>
-GradCase<T> MakeGradCase(uint64_t n, uint32_t cores, bcewl::Reduction reduction, const bcewl::OperandRequest &dout,
+GradCase<T> MakeGradCase(uint64_t n, uint32_t cores, Reduction reduction, const bcewl::OperandRequest &dout,
                          const bcewl::OperandRequest &weight, const bcewl::OperandRequest &posWeight, uint64_t seed) {
   GradCase<T> c;
   c.request.totalLength = n;
   c.request.dtype = DtypeOf<T>();
-  c.request.reduction = reduction;
+  c.reduction = reduction;
+  c.scale = {reduction == Reduction::kMean && n > 0 ? static_cast<float>(1.0 / static_cast<double>(n)) : 1.0f};
   c.request.dout = dout;
   c.request.weight = weight;
   c.request.posWeight = posWeight;
@@ -267,7 +274,7 @@ GradCase<T> MakeGradCase(uint64_t n, uint32_t cores, bcewl::Reduction reduction,
 
 template <typename T>
 std::string Describe(const GradCase<T> &c) {
-  return DescribeRequest(c.request) + " reduction=" + std::to_string(static_cast<int>(c.request.reduction)) +
+  return DescribeRequest(c.request) + " reduction=" + std::to_string(static_cast<int>(c.reduction)) +
          " dout=" + DescribeOperand(c.request.dout);
 }
 
@@ -277,8 +284,9 @@ std::vector<T> LaunchGrad(GradCase<T> &c) {
   ASSERT_MSG(plan.ok(), plan.error << " for " << Describe(c));
   std::vector<T> gradient(c.request.totalLength, Sentinel<T>());
   std::vector<uint32_t> tiling = TilingWords(plan.data);
+  AscendC::SimSetTilingKey(plan.tilingKey);
   AscendC::SimLaunch(&ms_bcewl_sigmoid_cross_entropy_with_logits_grad, plan.blockDim, Gm(c.in.x), Gm(c.in.y), Gm(c.g),
-                     Gm(c.in.w), Gm(c.in.p), Gm(gradient), static_cast<GM_ADDR>(nullptr), Gm(tiling));
+                     Gm(c.scale), Gm(c.in.w), Gm(c.in.p), Gm(gradient), static_cast<GM_ADDR>(nullptr), Gm(tiling));
   CheckPlannedUb(plan, Describe(c));
   return gradient;
 }
@@ -287,7 +295,7 @@ template <typename T>
 void CheckGrad(GradCase<T> &c) {
   const std::vector<T> gradient = LaunchGrad(c);
   const uint64_t n = c.request.totalLength;
-  const double scale = c.request.reduction == bcewl::Reduction::kMean ? 1.0 / static_cast<double>(n) : 1.0;
+  const double scale = c.reduction == Reduction::kMean ? 1.0 / static_cast<double>(n) : 1.0;
   for (uint64_t i = 0; i < n; ++i) {
     const double g = ToDouble(c.g[OperandIndex(c.request.dout, i)]);
     const Expected expected = ReferenceGradient(ToDouble(c.in.x[i]), ToDouble(c.in.y[i]), g,

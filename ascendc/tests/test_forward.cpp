@@ -192,9 +192,9 @@ TEST_CASE(forward_special_values_match_the_reference_in_every_variant_and_dtype)
 TEST_CASE(forward_unknown_tiling_key_writes_nothing) {
   auto c = MakeForwardCase<float>(64, 1, Absent(), Absent(), 6);
   auto plan = bcewl::PlanForward(c.request);
-  for (uint32_t key : {3u * bcewl::kTilingKeyDtypeStride, 2u}) {
-    plan.data.tilingKey = key;
-    std::vector<uint32_t> tiling = TilingWords(plan.data);
+  std::vector<uint32_t> tiling = TilingWords(plan.data);
+  for (uint32_t key : {3u * bcewl::kTilingKeyDtypeStride, 2u, 12u}) {
+    AscendC::SimSetTilingKey(key);
     std::vector<float> loss(64, Sentinel<float>());
     AscendC::SimLaunch(&ms_bcewl_sigmoid_cross_entropy_with_logits, plan.blockDim, Gm(c.in.x), Gm(c.in.y),
                        static_cast<GM_ADDR>(nullptr), static_cast<GM_ADDR>(nullptr), Gm(loss),
@@ -203,11 +203,31 @@ TEST_CASE(forward_unknown_tiling_key_writes_nothing) {
   }
 }
 
+// The variant is the launch's tiling key alone, as on the NPU, where each key is its own binary: with the key of
+// the unweighted variant, a weight in GM is not read.
+TEST_CASE(forward_tiling_key_alone_selects_the_variant) {
+  const uint64_t n = 300;
+  auto weighted = MakeForwardCase<float>(n, 1, SameShape(n), Absent(), 7);
+  const auto plan = bcewl::PlanForward(weighted.request);
+  std::vector<uint32_t> tiling = TilingWords(plan.data);
+  std::vector<float> loss(n, Sentinel<float>());
+  AscendC::SimSetTilingKey(plan.tilingKey - bcewl::kTilingKeyWeightFlag);
+  AscendC::SimLaunch(&ms_bcewl_sigmoid_cross_entropy_with_logits, plan.blockDim, Gm(weighted.in.x), Gm(weighted.in.y),
+                     Gm(weighted.in.w), static_cast<GM_ADDR>(nullptr), Gm(loss), static_cast<GM_ADDR>(nullptr),
+                     Gm(tiling));
+  auto plain = weighted;
+  plain.request.weight = Absent();
+  for (uint64_t i = 0; i < n; ++i) {
+    ASSERT_MSG(Matches(loss[i], ExpectedLoss(plain, i), RoundingOf<float>()), "loss[" << i << "] = " << loss[i]);
+  }
+}
+
 TEST_CASE(forward_launch_with_more_blocks_than_planned) {
   auto c = MakeForwardCase<half>(5000, 3, Trailing(50), Absent(), 9);
   const auto plan = bcewl::PlanForward(c.request);
   std::vector<uint32_t> tiling = TilingWords(plan.data);
   std::vector<float> loss(5000, Sentinel<float>());
+  AscendC::SimSetTilingKey(plan.tilingKey);
   AscendC::SimLaunch(&ms_bcewl_sigmoid_cross_entropy_with_logits, plan.blockDim + 5, Gm(c.in.x), Gm(c.in.y), Gm(c.in.w),
                      static_cast<GM_ADDR>(nullptr), Gm(loss), static_cast<GM_ADDR>(nullptr), Gm(tiling));
   for (uint64_t i = 0; i < loss.size(); ++i) {

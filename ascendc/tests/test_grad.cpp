@@ -7,8 +7,6 @@
 namespace test {
 namespace {
 
-using bcewl::Reduction;
-
 // dout has the loss shape for reduction none and is a 0-d tensor (one value) for mean and sum.
 bcewl::OperandRequest DoutFor(Reduction reduction, uint64_t n) {
   return reduction == Reduction::kNone ? SameShape(n) : Runs(1, 1);

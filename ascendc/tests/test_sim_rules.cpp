@@ -263,6 +263,7 @@ TEST_CASE(sim_rejects_the_forward_kernel_on_a_smaller_ub_than_planned) {
   const auto plan = bcewl::PlanForward(c.request);
   std::vector<uint32_t> tiling = TilingWords(plan.data);
   std::vector<float> loss(50000);
+  SimSetTilingKey(plan.tilingKey);
   SimLaunchConfig config;
   config.blockDim = plan.blockDim;
   config.ubBytes = 64 * 1024;

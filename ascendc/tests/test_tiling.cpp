@@ -85,7 +85,6 @@ TEST_CASE(tiling_covers_every_element_once_within_ub_for_all_core_counts) {
           bcewl::GradTilingRequest grad;
           grad.totalLength = n;
           grad.dtype = dtype;
-          grad.reduction = bcewl::Reduction::kMean;
           grad.dout = Runs(1, 1);
           grad.weight = pair[0];
           grad.posWeight = pair[1];
@@ -113,41 +112,28 @@ TEST_CASE(tiling_key_encodes_dtype_and_variant) {
   request.totalLength = 10;
   request.dtype = bcewl::kDtypeFloat16;
   request.weight = SameShape(10);
-  ASSERT_TRUE(bcewl::PlanForward(request).data.tilingKey == 110);
+  ASSERT_TRUE(bcewl::PlanForward(request).tilingKey == 110);
   request.dtype = bcewl::kDtypeBFloat16;
   request.weight = Absent();
   request.posWeight = Trailing(5);
-  ASSERT_TRUE(bcewl::PlanForward(request).data.tilingKey == 201);
+  ASSERT_TRUE(bcewl::PlanForward(request).tilingKey == 201);
   request.dtype = bcewl::kDtypeFloat32;
   request.weight = Trailing(2);
-  ASSERT_TRUE(bcewl::PlanForward(request).data.tilingKey == 11);
+  ASSERT_TRUE(bcewl::PlanForward(request).tilingKey == 11);
 }
 
-// The grad OpDef's Int attribute reaches PlanGrad as the aclnn code, cast to Reduction (bcewl_cann_host.cpp).
-TEST_CASE(tiling_takes_the_aclnn_reduction_codes) {
+TEST_CASE(tiling_gives_grad_the_key_of_its_variant) {
   bcewl::GradTilingRequest request;
-  request.totalLength = 8;
+  request.totalLength = 10;
+  request.dtype = bcewl::kDtypeBFloat16;
   request.dout = Runs(1, 1);
-  const float scales[] = {1.0f, 0.125f, 1.0f};  // none, mean, sum
-  for (int64_t code = -1; code <= 3; ++code) {
-    request.reduction = static_cast<bcewl::Reduction>(code);
-    const auto plan = bcewl::PlanGrad(request);
-    const bool valid = code >= 0 && code <= 2;
-    ASSERT_MSG(plan.ok() == valid, "code " << code << ": " << plan.error);
-    if (valid) ASSERT_TRUE(plan.data.scale == scales[code]);
-  }
-}
-
-TEST_CASE(tiling_grad_scale_follows_the_reduction) {
-  bcewl::GradTilingRequest request;
-  request.totalLength = 8;
-  request.dout = SameShape(8);
-  ASSERT_TRUE(bcewl::PlanGrad(request).data.scale == 1.0f);
-  request.reduction = bcewl::Reduction::kMean;
-  request.dout = Runs(1, 1);
-  ASSERT_TRUE(bcewl::PlanGrad(request).data.scale == 0.125f);
-  request.reduction = bcewl::Reduction::kSum;
-  ASSERT_TRUE(bcewl::PlanGrad(request).data.scale == 1.0f);
+  request.weight = SameShape(10);
+  request.posWeight = Trailing(5);
+  ASSERT_TRUE(bcewl::PlanGrad(request).tilingKey == 211);
+  request.dtype = bcewl::kDtypeFloat32;
+  request.weight = Absent();
+  request.posWeight = Absent();
+  ASSERT_TRUE(bcewl::PlanGrad(request).tilingKey == 0);
 }
 
 TEST_CASE(tiling_rejects_invalid_requests) {
@@ -177,9 +163,6 @@ TEST_CASE(tiling_rejects_invalid_requests) {
   grad.totalLength = 12;
   ASSERT_TRUE(bcewl::PlanGrad(grad).error == "dout is required");
   grad.dout = SameShape(12);
-  grad.reduction = static_cast<bcewl::Reduction>(3);
-  ASSERT_TRUE(!bcewl::PlanGrad(grad).ok());
-  grad.reduction = bcewl::Reduction::kNone;
   grad.weight = Trailing(7);
   ASSERT_TRUE(!bcewl::PlanGrad(grad).ok());
 }
