@@ -4,31 +4,24 @@ MindSpore's CustomOpBuilder compiles aclnn_adapter/src/pyboost/pyboost_entries.c
 as ms_bcewl/lib/pyboost_entries.cpp, with the aclnn headers in ms_bcewl/lib/include) against the installed
 MindSpore, once per machine: the module is kept in a cache folder keyed by the source, the headers, MindSpore's and
 Python's versions and the library's folder (``~/.cache/ms_bcewl``, or ``MS_BCEWL_CACHE_DIR``). A build ends by
-recording the module's size and SHA-256 beside it; a module that does not match its record (a build killed half
-way, a truncated or emptied file) is never loaded but built again. A verified module is loaded without writing to
-the folder, so a read-only cache serves. Loading one removes the module's other builds that nothing has loaded for
-STALE_AFTER_DAYS.
+recording the module's size and SHA-256 beside it; a module that does not match its record is never loaded but
+built again, and a verified one loads without writing, so a read-only cache serves. A failed build records its
+cause instead. Loading a module removes the module's other builds that nothing has loaded for STALE_AFTER_DAYS.
 
-A call through it skips what an ``ops.Custom`` call pays in PyNative (the Python infer functions, the primitive's
-generic run path), most of a small call's time under ``launch_blocking()`` (docs/performance.md). The values and
-gradients are bit for bit those of the primitives: both run the same aclnn API of libms_bcewl.so.
+Values and gradients are bit for bit those of the primitives: both run the same aclnn API of libms_bcewl.so.
 
 Which path a PyNative call takes, by ``MS_BCEWL_PYNATIVE_PATH`` (unset or empty: ``auto``):
-- ``auto``: pyboost under ``mindspore.runtime.launch_blocking()`` once the module is ready, the primitives
-  until then and in MindSpore's default asynchronous runtime, where a pyboost operator passes through two queue
-  threads, several times slower than the primitive on small calls (docs/performance.md). No call waits for a
-  compile: the import (where launch_blocking() was called before it) or else the first call that would take
-  pyboost sets a helper thread going, which loads a verified module or has ``ms-bcewl build`` compile one in a
-  process of its own at low priority, and later calls switch to it. A call keeps the path it
-  started on. A module that cannot be built gives one warning, cause first, and the primitives stay;
-- ``pyboost``: under ``launch_blocking()``; a call waits for the module (a line on stderr says so when it must be
-  compiled) and raises where it cannot be built. In the asynchronous runtime a call raises RuntimeError: there the
-  autograd Function can miss an input that an earlier operation made, and its gradient comes out zero;
+- ``auto``: pyboost under ``mindspore.runtime.launch_blocking()`` when this machine's module is built, the
+  primitives otherwise. A process decides at its first call under launch_blocking() and keeps its choice: where
+  the module is not built yet, that call starts a builder process at low priority and returns from the primitives
+  at once; the module serves the processes that start after it (``ms-bcewl build`` builds it ahead). A module that
+  cannot be built gives one warning, cause first;
+- ``pyboost``: under ``launch_blocking()``; the first call builds the module where needed, waiting for it, and
+  raises where it cannot be built. In the asynchronous runtime a call raises RuntimeError: there the autograd
+  Function can miss an input that an earlier operation made, and its gradient comes out zero;
 - ``aot``: never.
-``ms-bcewl build`` compiles the module ahead, ``ms-bcewl info`` says whether it is built. Graphs (GRAPH_MODE,
-``mindspore.jit``) always use the primitives; so does the Ascend backend.
+Graphs always use the primitives; so does the Ascend backend.
 """
-import ctypes
 import fcntl
 import hashlib
 import importlib.util
@@ -38,8 +31,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 import warnings
 from pathlib import Path
@@ -60,8 +51,8 @@ CHOICES = ("auto", "pyboost", "aot")
 STALE_AFTER_DAYS = 30
 BUILD_LOG = ".build_log.txt"  # where MindSpore's builder keeps the compiler's output
 BUILD_FAILED = "could not build the pyboost module: "
-PROGRESS_EVERY_SECONDS = 10
-REQUEST_GRACE_SECONDS = 0.2
+FAILURE_RECORD = "build_failed.txt"  # the one-line cause a failed build leaves in its folder
+_BUILDERS = []  # builder processes started here, kept so that their exit is collected
 
 
 def choice_from(environ):
@@ -168,8 +159,8 @@ def verified_module(folder, name=MODULE_NAME):
 
 
 def state(folder, name=MODULE_NAME):
-    """'verified', 'building' (another process holds the folder), 'damaged' (a module without a matching
-    record) or 'absent'."""
+    """'verified', 'building' (another process holds the folder), 'failed' (the last build's cause is recorded),
+    'damaged' (a module without a matching record) or 'absent'."""
     if verified_module(folder, name):
         return "verified"
     try:
@@ -179,67 +170,83 @@ def state(folder, name=MODULE_NAME):
         return "building"
     except OSError:
         pass
+    if recorded_failure(folder):
+        return "failed"
     return "damaged" if module_file(folder, name).exists() else "absent"
+
+
+def recorded_failure(folder):
+    """The one-line cause the last failed build in `folder` recorded, or None."""
+    try:
+        return (folder / FAILURE_RECORD).read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
 
 
 def build(source=SOURCE, include_dir=INCLUDE_DIR, root=None, name=MODULE_NAME, progress=None):
     """The verified module file of `name` in its cache folder, compiled first where there is none (one process at
-    a time per folder). progress(text), where given, hears each step. RuntimeError or OSError where it fails."""
+    a time per folder; a build another process just failed is not tried again). progress(text), where given,
+    hears each step. RuntimeError or OSError where it fails."""
     progress = progress or (lambda text: None)
     folder = build_folder(root or cache_root(os.environ), name, source, include_dir)
     found = verified_module(folder, name)  # a read-only cache ends here
     if found is None:
         folder.mkdir(parents=True, exist_ok=True)
         with open(folder / ".lock", "a", encoding="utf-8") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                progress(f"waiting for another process building in {folder}")
-                fcntl.flock(lock, fcntl.LOCK_EX)
+            waited = _lock_exclusively(lock, lambda: progress(f"waiting for another process building in {folder}"))
+            if waited and recorded_failure(folder):
+                raise RuntimeError(recorded_failure(folder))
             found = verified_module(folder, name) or rebuild(source, include_dir, folder, name, progress)
     progress(f"verified module {found}")
     return found
 
 
+def _lock_exclusively(lock, before_waiting):
+    """Locks the open file `lock`; whether another process held it first."""
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        before_waiting()
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return True
+
+
 def rebuild(source, include_dir, folder, name, progress):
-    """Compiles the module into `folder` (locked by the caller) and records it. A module there without a matching
-    record goes first: ninja would take its time stamp for up to date. So does the lock file a killed build of
-    MindSpore's builder leaves behind, which would make the next build wait for ever. A failed build drops its
-    objects, so the next one compiles everything again: not this process, whose builder never builds a module twice
-    (a second try would only report the module missing and hide the first error)."""
-    for stale in (module_file(folder, name), record_file(folder, name), folder / "build.lock"):
+    """Compiles the module into `folder` (locked by the caller) and records it, or records why it failed. A module
+    there without a matching record goes first: ninja would take its time stamp for up to date. So does the lock
+    file a killed build of MindSpore's builder leaves behind, which would make the next build wait for ever. A
+    failed build drops its objects, so the next one compiles everything again: not this process, whose builder
+    never builds a module twice (a second try would only report the module missing and hide the first error)."""
+    for stale in (module_file(folder, name), record_file(folder, name), folder / "build.lock",
+                  folder / FAILURE_RECORD):
         stale.unlink(missing_ok=True)
     try:
         compile_into(source, include_dir, folder, name, progress)
-    except (RuntimeError, OSError):
+    except (RuntimeError, OSError) as error:
         for stale in folder.glob("*.o"):
             stale.unlink(missing_ok=True)
+        _write_atomically(folder / FAILURE_RECORD, failure_cause(error))
         raise
-    record_file(folder, name).with_suffix(".tmp").write_text(fingerprint(module_file(folder, name)), "utf-8")
-    record_file(folder, name).with_suffix(".tmp").replace(record_file(folder, name))
+    _write_atomically(record_file(folder, name), fingerprint(module_file(folder, name)))
     return module_file(folder, name)
 
 
+def _write_atomically(path, text):
+    path.with_suffix(".tmp").write_text(text, "utf-8")
+    path.with_suffix(".tmp").replace(path)
+
+
 def compile_into(source, include_dir, folder, name, progress):
-    """MindSpore's CustomOpBuilder run on `folder`, with a progress line every PROGRESS_EVERY_SECONDS."""
+    """MindSpore's CustomOpBuilder run on `folder`."""
     builder = ops.CustomOpBuilder(name, str(source), backend="CPU", include_paths=[str(include_dir)],
                                   ldflags=linker_flags(LIBRARY_DIR), build_dir=str(folder))
     progress(f"compiling {source} into {folder} (about a minute)")
-    started, finished = time.monotonic(), threading.Event()
-
-    def report():
-        while not finished.wait(PROGRESS_EVERY_SECONDS):
-            progress(f"still compiling ({time.monotonic() - started:.0f} s)")
-
-    reporter = threading.Thread(target=report, daemon=True)
-    reporter.start()
+    started = time.monotonic()
     try:
         builder.build()
     except RuntimeError as error:
         raise RuntimeError(f"{failure_cause(error)} (compiler output: {folder / BUILD_LOG})") from error
-    finally:
-        finished.set()
-        reporter.join()
     progress(f"compiled in {time.monotonic() - started:.0f} s")
 
 
@@ -251,10 +258,7 @@ def linker_flags(library_dir):
 
 
 def load(path, name=MODULE_NAME):
-    """Imports the compiled module at `path` (no write to its folder). ctypes maps it first, without holding the
-    GIL, so that the import, which holds it, only runs the module's initialisation: the calls of other threads
-    wait for milliseconds less."""
-    ctypes.CDLL(str(path))
+    """Imports the compiled module at `path` (no write to its folder)."""
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -313,25 +317,23 @@ def failure_cause(error):
     return cause if len(cause) <= 300 else cause[:297] + "..."
 
 
-def builder_command(root):
-    """`ms-bcewl build --background` of this very package into `root`, and its environment."""
-    environment = dict(os.environ, **{CACHE_VARIABLE: str(root), PATH_VARIABLE: "aot"})
+def start_builder(folder):
+    """Starts `ms-bcewl build --background` of this very package, for the processes that come after this one; not
+    where a build is under way, and RuntimeError with the cause where the last build failed or there is no
+    compiler (MindSpore's builder runs $CXX, else g++)."""
+    failure = recorded_failure(folder)
+    if failure:
+        raise RuntimeError(failure)
+    compiler = os.environ.get("CXX") or "g++"
+    if shutil.which(compiler) is None:
+        raise RuntimeError(f"no C++ compiler: {compiler} not found")
+    if state(folder) == "building":
+        return
+    environment = dict(os.environ, **{CACHE_VARIABLE: str(folder.parent), PATH_VARIABLE: "aot"})
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))
-    return [sys.executable, "-m", "ms_bcewl", "build", "--background"], environment
-
-
-def build_in_background(root):
-    """Runs the builder process and waits for it; RuntimeError with its one-line cause where it fails. Its output
-    goes to an unnamed file, not a pipe: a builder that outlives this process must still finish its build."""
-    command, environment = builder_command(root)
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as output:
-        done = subprocess.run(command, cwd=PACKAGE_ROOT, env=environment, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=output, check=False)
-        output.seek(0)
-        text = output.read()
-    if done.returncode != 0:
-        reported = [line for line in text.splitlines() if line.startswith(f"ms_bcewl: {BUILD_FAILED}")]
-        raise RuntimeError(reported[-1].split(BUILD_FAILED, 1)[1] if reported else text[-300:])
+    _BUILDERS.append(subprocess.Popen(  # pylint: disable=consider-using-with
+        [sys.executable, "-m", "ms_bcewl", "build", "--background"], cwd=PACKAGE_ROOT, env=environment,
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
 
 
 def default_folder():
@@ -340,17 +342,13 @@ def default_folder():
 
 
 def prepare_module(folder, wait_for_compile):
-    """The pyboost loss function of the module in `folder`, compiled first where no verified build is there: in
-    this process when the caller waits for it, else by a builder process of its own at low priority."""
+    """The pyboost loss of the verified module in `folder`, compiled first in this process when the caller waits for
+    it; else None where it is not built yet, with a builder process started for the processes that come later."""
     path = verified_module(folder)
-    if path is None and wait_for_compile:
-        path = build(root=folder.parent)
-    elif path is None:
-        build_in_background(folder.parent)
-        path = verified_module(folder)
-        if path is None:
-            raise RuntimeError(f"the builder process left no verified module in {folder}")
-    return use_module(path).binary_cross_entropy_with_logits
+    if path is None and not wait_for_compile:
+        start_builder(folder)
+        return None
+    return use_module(path or build(root=folder.parent)).binary_cross_entropy_with_logits
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -375,6 +373,7 @@ def describe(choice, environ, gate=None):
                 f"pip install the package again ({PATH_VARIABLE})")
     built = {"verified": f"module built in {folder}", "building": f"module being built in {folder}",
              "damaged": f"module in {folder} damaged or unfinished (the next build replaces it)",
+             "failed": f"module not built: {recorded_failure(folder)} ('ms-bcewl build' tries again)",
              "absent": "module not built yet ('ms-bcewl build' builds it)"}[state(folder)]
     meaning = {"auto": "pyboost under launch_blocking(), ops.Custom primitives otherwise",
                "pyboost": "pyboost under launch_blocking(), an error otherwise", "aot": "ops.Custom primitives"}[choice]
@@ -382,11 +381,9 @@ def describe(choice, environ, gate=None):
 
 
 class PyboostPath:
-    """Hands PyNative calls the pyboost loss where the setting and the runtime choose it (``loss()``).
-
-    A helper thread, started here, finds the build folder (locate()) and waits until the module is asked for (here
-    where the setting or launch_blocking() already chooses pyboost, else by the first call that would take it), then
-    runs prepare(folder, wait_for_compile) once."""
+    """Hands PyNative calls the pyboost loss where the setting and the runtime choose it (``loss()``). The module
+    is prepared (``prepare(folder, wait_for_compile)``) at most once per process: at the first call that would
+    take it."""
 
     def __init__(self, choice, prepare=prepare_module, locate=default_folder, gate=None):
         self.choice = "aot" if ascend_dispatch.runs_on_ascend() else choice
@@ -394,18 +391,8 @@ class PyboostPath:
         self._prepare, self._locate = prepare, locate
         self._loss = None
         self._failure = None
-        self._warned = False
+        self._prepared = False
         self._blocking = False
-        self._requested = threading.Event()
-        self._done = threading.Event()
-        self._wait_for_compile = False
-        self._helper_pid = None
-        if self.choice in ("auto", "pyboost") and gate is None:
-            self._start_helper()
-        # Already chosen: the module is asked for now, since waking the helper later costs the call that does it
-        # a GIL handoff.
-        if gate is None and (self.choice == "pyboost" or (self.choice == "auto" and launch_blocking())):
-            self._request(wait_for_compile=self.choice == "pyboost")
 
     def loss(self):
         """loss(input, target, weight, pos_weight, reduction code) for this call, or None: use the primitives."""
@@ -419,10 +406,10 @@ class PyboostPath:
             if self.choice == "pyboost":
                 raise RuntimeError(ASYNC_RUNTIME_REFUSED)
             return None
-        if self.choice == "pyboost":
-            return self._loss if self._loss is not None else self.wait(explicit=True)
-        if self._loss is None:
-            self._not_ready_yet()
+        if not self._prepared:
+            self._prepare_once(wait_for_compile=self.choice == "pyboost")
+        if self._failure is not None and self.choice == "pyboost":
+            raise RuntimeError(self._explicit_failure())
         return self._loss
 
     def _refused(self):
@@ -438,62 +425,34 @@ class PyboostPath:
         return self._blocking
 
     def wait(self, explicit=False):
-        """The pyboost loss once the module is ready (compiled in this process where needed), or None where it
-        cannot be built or the release is gated off (RuntimeError instead for an explicit
-        MS_BCEWL_PYNATIVE_PATH=pyboost). Tests and benchmarks call it to know which path the calls that follow take."""
+        """The pyboost loss, compiled in this process where it is not there yet, or None where it cannot be built or
+        the release is gated off (RuntimeError instead for an explicit MS_BCEWL_PYNATIVE_PATH=pyboost). Tests and
+        benchmarks call it to know which path the calls that follow take."""
         if self.gate is not None:
             return self._refused() if explicit else None
-        self._request(wait_for_compile=True)
-        if not self._done.wait(1.0):
-            print("ms_bcewl: waiting for the pyboost module (it compiles once per machine, in about a minute; "
-                  "'ms-bcewl build' compiles it ahead)", file=sys.stderr, flush=True)
-            self._done.wait()
+        if self._loss is None and self._failure is None:
+            self._prepare_once(wait_for_compile=True)
         if self._failure is not None and explicit:
-            raise RuntimeError(f"ms_bcewl: {BUILD_FAILED}{self._failure} ({PATH_VARIABLE}=pyboost asks for it)")
-        self._warn_once()
+            raise RuntimeError(self._explicit_failure())
         return self._loss
 
-    def _not_ready_yet(self):
-        if self._done.is_set():
-            self._warn_once()
-        elif not self._requested.is_set() or self._helper_pid != os.getpid():
-            self._request()
+    def _explicit_failure(self):
+        return f"ms_bcewl: {BUILD_FAILED}{self._failure} ({PATH_VARIABLE}=pyboost asks for it)"
 
-    def _request(self, wait_for_compile=False):
-        """Sets the helper going; the first request says whether to compile in this process."""
-        if self._helper_pid != os.getpid():  # a forked child has no helper thread
-            self._start_helper()
-        if not self._requested.is_set():
-            self._wait_for_compile = wait_for_compile
-            self._requested.set()
-
-    def _start_helper(self):
-        self._helper_pid = os.getpid()
-        self._requested, self._done = threading.Event(), threading.Event()
-        threading.Thread(target=self._serve, name="ms_bcewl pyboost module", daemon=True).start()
-
-    def _serve(self):
+    def _prepare_once(self, wait_for_compile):
+        self._prepared = True
+        folder = self._locate()
+        if wait_for_compile and verified_module(folder) is None:
+            print("ms_bcewl: building the pyboost module (once per machine, about a minute; 'ms-bcewl build' builds "
+                  "it ahead)", file=sys.stderr, flush=True)
         try:
-            folder = self._locate()  # hashing the sources now, before any call asks, costs no call its GIL
-            self._requested.wait()
-            if not self._wait_for_compile:
-                # Lets the call that asked finish before this thread competes for the GIL: a thread that takes it
-                # while a call runs in C++ may keep it for a whole switch interval.
-                time.sleep(REQUEST_GRACE_SECONDS)
-            self._loss = self._prepare(folder, self._wait_for_compile)
-        except Exception as error:  # pylint: disable=broad-except
-            # A failed compile raises RuntimeError, a missing ninja or g++ OSError, a bad module ImportError.
+            self._loss = self._prepare(folder, wait_for_compile)
+        except (RuntimeError, OSError, ImportError) as error:  # a failed compile; no ninja or g++; a bad module
             self._failure = failure_cause(error)
-        finally:
-            self._done.set()
-
-    def _warn_once(self):
-        if self._failure is None or self._warned or self.choice != "auto":
-            return
-        self._warned = True
-        warnings.warn(f"ms_bcewl: {BUILD_FAILED}{self._failure}; PyNative calls run through the ops.Custom "
-                      f"primitives ('ms-bcewl build' tries again, step by step; {PATH_VARIABLE}=aot skips it).",
-                      RuntimeWarning, stacklevel=5)
+            if self.choice == "auto":
+                warnings.warn(f"ms_bcewl: {BUILD_FAILED}{self._failure}; PyNative calls run through the ops.Custom "
+                              f"primitives ('ms-bcewl build' tries again, step by step; {PATH_VARIABLE}=aot skips "
+                              "it).", RuntimeWarning, stacklevel=5)
 
 
 def _setting(environ):

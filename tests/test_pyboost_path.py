@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import textwrap
-import threading
 import time
 import warnings
 from pathlib import Path
@@ -27,6 +26,7 @@ from ms_bcewl import bcewl_pyboost_path as pyboost_path
 from ms_bcewl.bcewl_pyboost_path import PYBOOST, PyboostPath
 from support import blocking_gradients, blocking_mixed_precision
 from support import reference as R
+from support.native_build import HANG_GUARD_SECONDS
 
 DTYPE_SETS = {
     "float16": ("float16",) * 4,
@@ -288,30 +288,22 @@ def test_aot_never_builds_and_auto_keeps_the_primitives_in_the_async_runtime(mon
     for choice in ("aot", "auto"):
         path = PyboostPath(choice, prepare=failing_prepare)
         assert path.loss() is None
-        assert not path._requested.is_set(), choice  # pylint: disable=protected-access
+        assert not path._prepared, choice  # pylint: disable=protected-access
 
 
-def test_auto_serves_the_primitives_until_the_module_is_ready_then_switches(monkeypatch):
-    """The first call under launch_blocking() compiled the module for about 60 s before returning. Now it asks the
-    helper thread for the module (built in a process of its own) and returns at once; calls switch once it is
-    loaded."""
+def test_auto_without_a_built_module_keeps_the_primitives_for_the_process(monkeypatch):
+    """The first call under launch_blocking() compiled the module for about 60 s before returning. Now it asks for
+    the module without waiting for a compile (prepare_module then starts a builder process for later processes) and
+    this process keeps the primitives; it asks once."""
     monkeypatch.setattr(pyboost_path, "launch_blocking", lambda: True)
-    release, asked = threading.Event(), []
+    asked = []
 
-    def slow_prepare(folder, wait_for_compile):
+    def not_built_yet(folder, wait_for_compile):
         asked.append(wait_for_compile)
-        release.wait(60)
-        return "the pyboost loss"
 
-    path = PyboostPath("auto", prepare=slow_prepare)
-    started = time.perf_counter()
-    assert path.loss() is None
-    assert time.perf_counter() - started < 0.05
-    assert path.loss() is None
-    release.set()
-    assert path.wait() == "the pyboost loss"
-    assert path.loss() == "the pyboost loss"
-    assert asked == [False]  # the compile goes to the background builder process
+    path = PyboostPath("auto", prepare=not_built_yet, locate=lambda: None)
+    assert [path.loss() for _ in range(3)] == [None] * 3
+    assert asked == [False]
 
 
 FIRST_CALL_SCRIPT = """
@@ -349,19 +341,56 @@ def test_the_first_blocking_call_in_an_empty_cache_does_not_wait_for_the_compile
     assert len(warned) == 1 and "slow-g++: error: no compiler here" in warned[0], done.stderr[-3000:]
 
 
+NEXT_PROCESS_SCRIPT = """
+import mindspore as ms, numpy as np
+ms.runtime.launch_blocking()
+ms.set_context(mode=ms.PYNATIVE_MODE)
+import ms_bcewl
+from ms_bcewl.bcewl_pyboost_path import PYBOOST
+x, y = ms.Tensor(np.array([[-1.5, 0.25, 3.0]], np.float32)), ms.Tensor(np.array([[0.0, 1.0, 0.5]], np.float32))
+loss = float(ms_bcewl.binary_cross_entropy_with_logits(x, y, reduction="sum").asnumpy())
+print(PYBOOST.loss() is not None, repr(loss))
+"""
+
+
+def run_next_process_script(environment, cwd):
+    """(whether the process took the pyboost path, its loss) for NEXT_PROCESS_SCRIPT, checked against float64."""
+    done = subprocess.run([*R.PYTHON, "-c", NEXT_PROCESS_SCRIPT], capture_output=True, text=True, env=environment,
+                          cwd=cwd, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    took_pyboost, loss = done.stdout.split()[-2:]
+    x, y = np.array([-1.5, 0.25, 3.0]), np.array([0.0, 1.0, 0.5])
+    np.testing.assert_allclose(float(loss), R.loss(x, y, reduction="sum"), rtol=1e-6)
+    return took_pyboost == "True"
+
+
+def test_the_build_a_first_call_starts_serves_the_next_process(tmp_path):
+    """auto in an empty cache: the first process keeps the primitives and leaves a builder behind; once it is done,
+    the next process takes the pyboost path from its first call."""
+    environment = {key: value for key, value in os.environ.items() if key != pyboost_path.PATH_VARIABLE}
+    environment.update(MS_BCEWL_CACHE_DIR=str(tmp_path / "cache"))
+    assert not run_next_process_script(environment, tmp_path)
+    folder = pyboost_path.build_folder(tmp_path / "cache")
+    deadline = time.monotonic() + HANG_GUARD_SECONDS
+    while pyboost_path.state(folder) not in ("verified", "failed") and time.monotonic() < deadline:
+        time.sleep(1)
+    assert pyboost_path.state(folder) == "verified", pyboost_path.recorded_failure(folder)
+    assert run_next_process_script(environment, tmp_path)
+
+
 def test_auto_warns_once_with_the_cause_first_in_one_line_and_keeps_the_primitives(monkeypatch):
     """Without g++ the warning was 3.7 KB, the cause at character 3,589, and suggested MS_BCEWL_PYNATIVE_PATH=aot."""
     monkeypatch.setattr(pyboost_path, "launch_blocking", lambda: True)
-    path = PyboostPath("auto", prepare=failing_prepare)
-    assert path.loss() is None
+    path = PyboostPath("auto", prepare=failing_prepare, locate=lambda: None)
     with pytest.warns(RuntimeWarning) as warned:
-        assert path.wait() is None
+        assert path.loss() is None
     message = str(warned[0].message)
+    assert len(warned) == 1
     assert message.startswith("ms_bcewl: could not build the pyboost module: /bin/sh: 1: g++: not found")
     assert "\n" not in message and len(message) < 300, message
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert path.loss() is None
+        assert path.loss() is None and path.wait() is None
 
 
 def test_an_explicit_pyboost_setting_fails_at_the_call_when_the_module_cannot_be_built():
@@ -381,7 +410,7 @@ def test_a_gated_release_keeps_the_primitives_under_auto_and_refuses_an_explicit
     gate = pyboost_path.pyboost_gate("2.11.0")
     auto = PyboostPath("auto", prepare=failing_prepare, gate=gate)
     assert auto.loss() is None and auto.wait() is None
-    assert not auto._requested.is_set()  # pylint: disable=protected-access
+    assert not auto._prepared  # pylint: disable=protected-access
     explicit = PyboostPath("pyboost", prepare=failing_prepare, gate=gate)
     for call in (explicit.loss, lambda: explicit.wait(explicit=True)):
         with pytest.raises(RuntimeError, match=r"MS_BCEWL_PYNATIVE_PATH=pyboost refused: MindSpore 2\.11\.0's "
