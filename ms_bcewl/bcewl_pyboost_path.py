@@ -85,7 +85,7 @@ ASYNC_RUNTIME_REFUSED = (
 # MindSpore releases (major, minor) whose pyboost path gives wrong gradients under launch_blocking() too, with what
 # tests/support/pyboost_repeated_grads.py measured there; tests/test_versions.py checks the installed release against
 # this table. None so far: 2.7.0, 2.7.2, 2.8.0, 2.9.0 and 2.10.0 gave no wrong gradient under launch_blocking()
-# (README).
+# (docs/versions.md).
 WRONG_GRADIENT_RELEASES = {}
 
 

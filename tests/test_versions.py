@@ -1,5 +1,5 @@
 """Smoke tests of ms_bcewl on the installed MindSpore release: what .ci/version_matrix runs in a fresh venv per
-release (README's support table), and part of the full suite.
+release (docs/versions.md), and part of the full suite.
 
 The forward and all four gradients in both modes, a dynamic batch (Cell.set_inputs), which PyNative path the
 release gets and that its gradients are the primitives' over 40 calls in both runtimes, and a short training run
