@@ -427,13 +427,18 @@ class ElementwiseKernelBase {
   uint32_t tileCapacity_ = 0;
 };
 
+// v = log(1 + exp(v)), in place.
+__aicore__ inline void SoftplusInPlace(const LocalTensor<float> &v, int32_t n) {
+  Exp(v, v, n);
+  Adds(v, v, 1.0f, n);
+  Ln(v, v, n);
+}
+
 // dst = log(1 + exp(-|x|)) = softplus(-|x|), finite for every x but NaN.
 __aicore__ inline void SoftplusOfNegAbs(const LocalTensor<float> &dst, const LocalTensor<float> &x, int32_t n) {
   Abs(dst, x, n);
   Muls(dst, dst, -1.0f, n);
-  Exp(dst, dst, n);
-  Adds(dst, dst, 1.0f, n);
-  Ln(dst, dst, n);
+  SoftplusInPlace(dst, n);
 }
 
 // dst = 1 + (p - 1) * y, the factor pos_weight puts on -logsig(x).

@@ -44,13 +44,74 @@ class ForwardKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, f
   __aicore__ inline void CopyIn(const TileSpan &tile) { this->CopyInCommon(tile); }
 
   // The loss as (1 - y) * max(x, 0) - p * y * min(x, 0) + (1 + (p - 1) * y) * softplus(-|x|), times w: the same
-  // value as the formula above for finite x. At x = +-inf one term is infinite; where its factor is 0 (y = 1 at
-  // +inf, p * y = 0 at -inf, w = 0) the product is the limit 0, as on the host backend.
+  // value as the formula above for finite x. A tile is first computed with plain products; only if that leaves a
+  // lane infinite or NaN is it computed again with the limits at x = +-inf.
   __aicore__ inline void Compute(const TileSpan &tile) {
     const LocalTensor<float> x = this->predict_.Acquire(tile);
     const LocalTensor<float> y = this->target_.Acquire(tile);
     this->weights_.Acquire(tile);
     const LocalTensor<float> out = this->output_.Alloc();
+    const int32_t n = static_cast<int32_t>(tile.count);
+
+    ComputeWithoutLimits(out, x, y, n);
+    if (!AllFinite(out, n)) {
+      ComputeWithLimits(out, x, y, tile);
+    }
+
+    this->output_.Push(out);
+    this->ReleaseCommon();
+  }
+
+ private:
+  // The loss with plain products. Every lane it leaves finite equals ComputeWithLimits' bit for bit: the limits
+  // only act where a zero factor meets an infinite term, which leaves NaN here, and the roundings are the same
+  // (min(x, 0) and -|x| are exact either way).
+  __aicore__ inline void ComputeWithoutLimits(const LocalTensor<float> &out, const LocalTensor<float> &x,
+                                              const LocalTensor<float> &y, int32_t n) {
+    const LocalTensor<float> term = this->Scratch(0);
+    const LocalTensor<float> factor = this->Scratch(1);
+    const LocalTensor<float> softplus = this->Scratch(2);
+    Maxs(out, x, 0.0f, n);
+    Sub(term, x, out, n);         // min(x, 0), exact; NaN stays NaN whatever Maxs does with it
+    Sub(softplus, term, out, n);  // -|x|, up to the sign of a zero, which Exp maps to 1 alike
+    SoftplusInPlace(softplus, n);
+    Muls(factor, y, -1.0f, n);
+    Adds(factor, factor, 1.0f, n);
+    Mul(out, factor, out, n);
+    if constexpr (HasPosWeight) {
+      Mul(factor, this->weights_.posWeight, y, n);
+      Mul(term, factor, term, n);
+    } else {
+      Mul(term, y, term, n);
+    }
+    Sub(out, out, term, n);
+    if constexpr (HasPosWeight) {
+      PosWeightFactor(factor, this->weights_.posWeight, y, n);
+      Mul(softplus, softplus, factor, n);
+    }
+    Add(out, out, softplus, n);
+    if constexpr (HasWeight) {
+      Mul(out, this->weights_.weight, out, n);
+    }
+  }
+
+  // True when no lane of the loss is infinite or NaN: their sum is finite only then. An overflowing sum, or
+  // non-finite garbage in the UB lanes between the rows of a tile, only sends the tile to the limits.
+  __aicore__ inline bool AllFinite(const LocalTensor<float> &loss, int32_t n) {
+    const LocalTensor<float> sum = this->Scratch(0);
+    ReduceSum(sum, loss, this->Scratch(1), n);
+    // The scalar unit reads the sum from UB: it must wait until the vector pipe has written it.
+    const int32_t event = static_cast<int32_t>(this->pipe_.FetchEventID(HardEvent::V_S));
+    SetFlag<HardEvent::V_S>(event);
+    WaitFlag<HardEvent::V_S>(event);
+    const float total = sum.GetValue(0);
+    return total >= -kFloatMax && total <= kFloatMax;
+  }
+
+  // At x = +-inf one term is infinite; where its factor is 0 (y = 1 at +inf, p * y = 0 at -inf, w = 0) the product
+  // is the limit 0, as on the host backend.
+  __aicore__ inline void ComputeWithLimits(const LocalTensor<float> &out, const LocalTensor<float> &x,
+                                           const LocalTensor<float> &y, const TileSpan &tile) {
     const LocalTensor<float> term = this->Scratch(0);
     const LocalTensor<float> factor = this->Scratch(1);
     const LocalTensor<float> spare = this->Scratch(2);
@@ -79,12 +140,8 @@ class ForwardKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, f
     if constexpr (HasWeight) {
       ProductWithZeroLimit(out, this->weights_.weight, out, spare, mask, repeats);
     }
-
-    this->output_.Push(out);
-    this->ReleaseCommon();
   }
 
- private:
   static constexpr uint32_t kScratchTiles = 3;
 
   TBuf<QuePosition::VECCALC> mask_;  // one bit per element of a tile

@@ -15,6 +15,7 @@
 #include "ascendc_sim/data_copy.h"
 #include "ascendc_sim/launch.h"
 #include "ascendc_sim/pipe.h"
+#include "ascendc_sim/sync.h"
 #include "ascendc_sim/tensor.h"
 #include "ascendc_sim/tiling_key.h"
 #include "ascendc_sim/types.h"

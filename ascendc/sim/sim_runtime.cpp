@@ -104,12 +104,45 @@ void BlockContext::CheckQueueBuffersFreed() const {
   }
 }
 
+void BlockContext::SetFlag(HardEvent event, int32_t id) {
+  if (!setFlags_.emplace(std::make_pair(event, id), vectorInstructions_).second) {
+    Violation("SetFlag twice on event id " + std::to_string(id) + " without a WaitFlag between them");
+  }
+}
+
+void BlockContext::WaitFlag(HardEvent event, int32_t id) {
+  const auto flag = setFlags_.find(std::make_pair(event, id));
+  if (flag == setFlags_.end()) {
+    Violation("WaitFlag on event id " + std::to_string(id) + " without its SetFlag; the NPU would wait forever");
+  }
+  if (event == HardEvent::V_S && flag->second > vectorInstructionsSeenByScalar_) {
+    vectorInstructionsSeenByScalar_ = flag->second;
+  }
+  setFlags_.erase(flag);
+}
+
+void BlockContext::RequireScalarSeesVectorResults(const char *op) const {
+  if (vectorInstructionsSeenByScalar_ != vectorInstructions_) {
+    Violation(std::string(op) + ": scalar read of UB after a vector instruction without SetFlag/WaitFlag<V_S>");
+  }
+}
+
+void BlockContext::CheckFlagsWaited() const {
+  if (!setFlags_.empty()) Violation("kernel ended with a SetFlag whose WaitFlag never ran");
+}
+
 BlockContext &CurrentBlock() {
   if (currentBlock == nullptr) Violation("Ascend C call outside SimLaunch");
   return *currentBlock;
 }
 
 LaunchStats &MutableStats() { return stats; }
+
+void CountVectorInstruction(uint64_t elements) {
+  CurrentBlock().NoteVectorInstruction();
+  ++stats.vectorInstructions;
+  stats.vectorElements += elements;
+}
 const LaunchStats &LastLaunchStats() { return stats; }
 
 BlockScope::BlockScope(uint32_t blockIdx, uint32_t blockNum, uint32_t ubBytes) : context_(blockIdx, blockNum, ubBytes) {
@@ -118,7 +151,10 @@ BlockScope::BlockScope(uint32_t blockIdx, uint32_t blockNum, uint32_t ubBytes) :
 
 BlockScope::~BlockScope() { currentBlock = nullptr; }
 
-void BlockScope::Finish() { context_.CheckQueueBuffersFreed(); }
+void BlockScope::Finish() {
+  context_.CheckQueueBuffersFreed();
+  context_.CheckFlagsWaited();
+}
 
 void BeginLaunch(uint32_t blockDim) {
   if (blockDim == 0) Violation("launch with blockDim 0");

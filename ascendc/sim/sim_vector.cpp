@@ -84,6 +84,7 @@ void CastElements(const LocalTensor<D> &dst, const LocalTensor<S> &src, RoundMod
   RequireUsable(dst, count, "Cast");
   RequireUsable(src, count, "Cast");
   RequireNoPartialOverlap(dst, src, count, "Cast");
+  CountVectorInstruction(count);
   uint8_t *out = dst.SimBytes();
   const uint8_t *in = src.SimBytes();
   for (uint32_t i = 0; i < count; ++i) Store(out, i, static_cast<D>(static_cast<float>(Load<S>(in, i))));
@@ -99,6 +100,7 @@ void VectorUnary(UnaryKind kind, const LocalTensor<float> &dst, const LocalTenso
   RequireUsable(dst, n, op);
   RequireUsable(src, n, op);
   RequireNoPartialOverlap(dst, src, n, op);
+  CountVectorInstruction(n);
   switch (kind) {
     case UnaryKind::kAbs:
       return ForEachUnary(dst, src, n, [](float x) { return std::fabs(x); });
@@ -127,6 +129,7 @@ void VectorBinary(BinaryKind kind, const LocalTensor<float> &dst, const LocalTen
   RequireUsable(src1, n, op);
   RequireNoPartialOverlap(dst, src0, n, op);
   RequireNoPartialOverlap(dst, src1, n, op);
+  CountVectorInstruction(n);
   uint8_t *out = dst.SimBytes();
   const uint8_t *a = src0.SimBytes();
   const uint8_t *b = src1.SimBytes();
@@ -140,6 +143,7 @@ void VectorBinary(BinaryKind kind, const LocalTensor<float> &dst, const LocalTen
 void VectorDuplicate(const LocalTensor<float> &dst, float value, int32_t count) {
   const uint32_t n = CheckCount(count, "Duplicate");
   RequireUsable(dst, n, "Duplicate");
+  CountVectorInstruction(n);
   uint8_t *out = dst.SimBytes();
   for (uint32_t i = 0; i < n; ++i) Store(out, i, value);
 }
@@ -152,6 +156,7 @@ void VectorCompareScalar(const LocalTensor<uint8_t> &dst, const LocalTensor<floa
   RequireUsable(src, count, "CompareScalar");
   RequireUsable(dst, MaskBytes(count), "CompareScalar");
   RequireDisjoint(dst, MaskBytes(count), src, count * sizeof(float), "CompareScalar");
+  CountVectorInstruction(count);
   uint8_t *mask = dst.SimBytes();
   const uint8_t *in = src.SimBytes();
   std::memset(mask, 0, MaskBytes(count));
@@ -181,6 +186,7 @@ void VectorSelect(const LocalTensor<float> &dst, const LocalTensor<uint8_t> &sel
     RequireUsable(*src1, count, "Select");
     RequireDisjoint(dst, count * sizeof(float), *src1, count * sizeof(float), "Select");
   }
+  CountVectorInstruction(count);
   uint8_t *out = dst.SimBytes();
   const uint8_t *mask = selMask.SimBytes();
   const uint8_t *a = src0.SimBytes();
@@ -189,6 +195,33 @@ void VectorSelect(const LocalTensor<float> &dst, const LocalTensor<uint8_t> &sel
     const float other = b == nullptr ? src1Scalar : Load<float>(b, i);
     Store(out, i, MaskBit(mask, i) ? Load<float>(a, i) : other);
   }
+}
+
+void VectorReduceSum(const LocalTensor<float> &dst, const LocalTensor<float> &src,
+                     const LocalTensor<float> &sharedTmpBuffer, int32_t count) {
+  constexpr uint32_t kFloatsPerRepeat = kVectorRepeatBytes / sizeof(float);
+  constexpr uint32_t kFloatsPerBlock = kUbBlockBytes / sizeof(float);
+  const uint32_t n = CheckCount(count, "ReduceSum");
+  const uint32_t repeats = (n + kFloatsPerRepeat - 1) / kFloatsPerRepeat;
+  const uint32_t tmpFloats = (repeats == 0 ? 1 : repeats + kFloatsPerBlock - 1) / kFloatsPerBlock * kFloatsPerBlock;
+  RequireUsable(dst, 1, "ReduceSum");
+  RequireUsable(src, n, "ReduceSum");
+  RequireUsable(sharedTmpBuffer, tmpFloats, "ReduceSum");
+  RequireDisjoint(dst, sizeof(float), src, n * sizeof(float), "ReduceSum");
+  RequireDisjoint(sharedTmpBuffer, tmpFloats * sizeof(float), src, n * sizeof(float), "ReduceSum");
+  CountVectorInstruction(n);
+  if (n == 0) return;
+  const uint8_t *in = src.SimBytes();
+  float total = 0.0f;
+  for (uint32_t first = 0; first < n; first += kFloatsPerRepeat) {
+    float lanes[kFloatsPerRepeat] = {};  // lanes past count add 0
+    for (uint32_t i = first; i < n && i < first + kFloatsPerRepeat; ++i) lanes[i - first] = Load<float>(in, i);
+    for (uint32_t width = kFloatsPerRepeat / 2; width > 0; width /= 2) {
+      for (uint32_t i = 0; i < width; ++i) lanes[i] += lanes[i + width];
+    }
+    total = first == 0 ? lanes[0] : total + lanes[0];
+  }
+  Store(dst.SimBytes(), 0, total);
 }
 
 void VectorCast(const LocalTensor<float> &dst, const LocalTensor<half> &src, RoundMode mode, uint32_t count) {

@@ -26,6 +26,21 @@ extern "C" void ms_bcewl_sigmoid_cross_entropy_with_logits_grad(GM_ADDR predict,
 
 namespace test {
 
+// fn() must throw a SimViolation whose message contains `fragment`.
+template <typename Fn>
+void ExpectViolation(Fn fn, const std::string &fragment) {
+  bool violated = false;
+  std::string message;
+  try {
+    fn();
+  } catch (const AscendC::SimViolation &violation) {
+    violated = true;
+    message = violation.what();
+  }
+  ASSERT_MSG(violated, "expected a SimViolation mentioning \"" << fragment << "\"");
+  ASSERT_MSG(message.find(fragment) != std::string::npos, "message \"" << message << "\" lacks \"" << fragment << "\"");
+}
+
 template <typename T>
 struct TypeTag {
   using type = T;

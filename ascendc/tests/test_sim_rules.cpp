@@ -14,20 +14,6 @@ namespace {
 
 using namespace AscendC;
 
-template <typename Fn>
-void ExpectViolation(Fn fn, const std::string &fragment) {
-  bool violated = false;
-  std::string message;
-  try {
-    fn();
-  } catch (const SimViolation &violation) {
-    violated = true;
-    message = violation.what();
-  }
-  ASSERT_MSG(violated, "expected a SimViolation mentioning \"" << fragment << "\"");
-  ASSERT_MSG(message.find(fragment) != std::string::npos, "message \"" << message << "\" lacks \"" << fragment << "\"");
-}
-
 // Copies `count` floats GM -> UB -> GM through a queue, the way the kernels do.
 void RoundTripKernel(GM_ADDR src, GM_ADDR dst, uint32_t count, uint64_t gmSize) {
   TPipe pipe;

@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace AscendC {
 
@@ -16,6 +18,11 @@ class SimViolation : public std::runtime_error {
  public:
   explicit SimViolation(const std::string &message) : std::runtime_error(message) {}
 };
+
+// Pipes whose order SetFlag / WaitFlag enforce. Only V -> S (a scalar read of a vector result) changes what the
+// simulation accepts; the other events are checked for pairing only.
+enum class HardEvent : uint8_t { MTE2_V, V_MTE3, MTE3_V, MTE2_S, S_V, V_S, S_MTE3 };
+using TEventID = int8_t;
 
 namespace sim {
 
@@ -38,10 +45,15 @@ struct BufferRecord {
   bool queued;  // owned by a TQue (must be freed before the block ends) rather than a TBuf
 };
 
+// What the blocks of the last launch executed, summed over its blocks.
 struct LaunchStats {
   uint32_t peakUbBytes = 0;  // largest sum of InitBuffer sizes over the blocks of the last launch
   uint64_t dataCopyCalls = 0;
   uint64_t dataCopyPadCalls = 0;
+  uint64_t dataCopyBytesIn = 0;     // GM -> UB, DataCopy and DataCopyPad
+  uint64_t dataCopyBytesOut = 0;    // UB -> GM
+  uint64_t vectorInstructions = 0;  // calls of vector APIs (arithmetic, Cast, Duplicate, masks, reductions)
+  uint64_t vectorElements = 0;      // elements those calls processed: the sum of their counts
 };
 
 class BlockContext {
@@ -58,6 +70,14 @@ class BlockContext {
   BufferRecord *AllocateBuffer(uint32_t bytes, bool queued);
   void CheckQueueBuffersFreed() const;
 
+  // Vector results reach the scalar unit only after SetFlag<V_S> and its WaitFlag issued after the last vector
+  // instruction; until then a scalar read of UB would see stale data on the NPU.
+  void NoteVectorInstruction() { ++vectorInstructions_; }
+  void SetFlag(HardEvent event, int32_t id);
+  void WaitFlag(HardEvent event, int32_t id);
+  void RequireScalarSeesVectorResults(const char *op) const;
+  void CheckFlagsWaited() const;
+
  private:
   uint32_t blockIdx_;
   uint32_t blockNum_;
@@ -65,10 +85,15 @@ class BlockContext {
   uint32_t used_ = 0;
   std::unique_ptr<uint8_t[]> ub_;
   std::deque<BufferRecord> records_;  // deque: records keep their address while buffers are added
+  uint64_t vectorInstructions_ = 0;
+  uint64_t vectorInstructionsSeenByScalar_ = 0;
+  std::map<std::pair<HardEvent, int32_t>, uint64_t> setFlags_;  // vector instructions issued at each SetFlag
 };
 
 BlockContext &CurrentBlock();
 LaunchStats &MutableStats();
+// Counts one call of a vector API that processed `elements` elements.
+void CountVectorInstruction(uint64_t elements);
 const LaunchStats &LastLaunchStats();
 
 // Makes one block current for its lifetime; Finish() runs the end-of-block checks.

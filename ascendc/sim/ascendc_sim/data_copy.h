@@ -34,12 +34,18 @@ namespace sim {
 void CheckWholeBlocks(uint64_t bytes, const char *op);
 void CheckPadBlocks(uint32_t blockCount, uint32_t blockLen, uint32_t gmGapBytes, uint32_t elementBytes);
 
+// Adds a copy's bytes to the launch's statistics, by direction.
+inline void CountCopiedBytes(uint64_t bytes, bool toGm) {
+  (toGm ? MutableStats().dataCopyBytesOut : MutableStats().dataCopyBytesIn) += bytes;
+}
+
 template <typename T>
-void CheckDataCopy(const LocalTensor<T> &local, const GlobalTensor<T> &global, uint32_t count) {
+void CheckDataCopy(const LocalTensor<T> &local, const GlobalTensor<T> &global, uint32_t count, bool toGm) {
   CheckWholeBlocks(static_cast<uint64_t>(count) * sizeof(T), "DataCopy");
   RequireUsable(local, count, "DataCopy");
   global.RequireWithin(0, count, "DataCopy");
   ++MutableStats().dataCopyCalls;
+  CountCopiedBytes(static_cast<uint64_t>(count) * sizeof(T), toGm);
 }
 
 // Where the blocks of one DataCopyPad lie: UB blocks start on 32-byte boundaries, GM blocks are packed.
@@ -61,10 +67,12 @@ PadLayout CheckPadParams(const DataCopyExtParams &params, uint32_t ubGapBlocks, 
 }
 
 template <typename T>
-void CheckPadFootprint(const LocalTensor<T> &local, const GlobalTensor<T> &global, const PadLayout &layout) {
+void CheckPadFootprint(const LocalTensor<T> &local, const GlobalTensor<T> &global, const PadLayout &layout,
+                       const DataCopyExtParams &params, bool toGm) {
   RequireUsable(local, layout.ubBytes / sizeof(T), "DataCopyPad");
   global.RequireWithin(0, layout.gmBytes / sizeof(T), "DataCopyPad");
   ++MutableStats().dataCopyPadCalls;
+  CountCopiedBytes(static_cast<uint64_t>(params.blockCount) * params.blockLen, toGm);
 }
 
 inline void CopyBlocks(uint8_t *dst, uint64_t dstPitch, const uint8_t *src, uint64_t srcPitch, uint32_t blocks,
@@ -78,13 +86,13 @@ inline void CopyBlocks(uint8_t *dst, uint64_t dstPitch, const uint8_t *src, uint
 
 template <typename T>
 void DataCopy(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const uint32_t count) {
-  sim::CheckDataCopy(dst, src, count);
+  sim::CheckDataCopy(dst, src, count, false);
   std::memcpy(dst.SimBytes(), src.SimData(), static_cast<size_t>(count) * sizeof(T));
 }
 
 template <typename T>
 void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T> &src, const uint32_t count) {
-  sim::CheckDataCopy(src, dst, count);
+  sim::CheckDataCopy(src, dst, count, true);
   std::memcpy(dst.SimData(), src.SimBytes(), static_cast<size_t>(count) * sizeof(T));
 }
 
@@ -95,7 +103,7 @@ void DataCopyPad(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const Da
     sim::Violation("DataCopyPad: explicit padding is not simulated");
   }
   const sim::PadLayout layout = sim::CheckPadParams<T>(params, params.dstStride, params.srcStride);
-  sim::CheckPadFootprint(dst, src, layout);
+  sim::CheckPadFootprint(dst, src, layout, params, false);
   sim::CopyBlocks(dst.SimBytes(), layout.ubPitch, reinterpret_cast<const uint8_t *>(src.SimData()), layout.gmPitch,
                   params.blockCount, params.blockLen);
 }
@@ -103,7 +111,7 @@ void DataCopyPad(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const Da
 template <typename T>
 void DataCopyPad(const GlobalTensor<T> &dst, const LocalTensor<T> &src, const DataCopyExtParams &params) {
   const sim::PadLayout layout = sim::CheckPadParams<T>(params, params.srcStride, params.dstStride);
-  sim::CheckPadFootprint(src, dst, layout);
+  sim::CheckPadFootprint(src, dst, layout, params, true);
   sim::CopyBlocks(reinterpret_cast<uint8_t *>(dst.SimData()), layout.gmPitch, src.SimBytes(), layout.ubPitch,
                   params.blockCount, params.blockLen);
 }

@@ -4,6 +4,7 @@
 #define MS_BCEWL_ASCENDC_SIM_TENSOR_H_
 
 #include <cstdint>
+#include <cstring>
 
 #include "ascendc_sim/context.h"
 
@@ -17,6 +18,19 @@ class LocalTensor {
   LocalTensor operator[](uint32_t offset) const {
     if (offset > length_) sim::LocalOffsetOutOfRange(offset, length_);
     return LocalTensor(record_, byteOffset_ + offset * static_cast<uint32_t>(sizeof(T)), length_ - offset);
+  }
+
+  // A scalar read of UB: after a vector instruction it needs SetFlag/WaitFlag<HardEvent::V_S> first.
+  T GetValue(uint32_t index) const {
+    if (record_ == nullptr || record_->state == sim::BufferState::kFree ||
+        record_->state == sim::BufferState::kQueued) {
+      sim::Violation("LocalTensor::GetValue of a tensor that is not live");
+    }
+    if (index >= length_) sim::LocalOffsetOutOfRange(index, length_);
+    sim::CurrentBlock().RequireScalarSeesVectorResults("LocalTensor::GetValue");
+    T value;
+    std::memcpy(&value, SimBytes() + static_cast<size_t>(index) * sizeof(T), sizeof(T));
+    return value;
   }
 
   // Simulation accessors (not part of the Ascend C API).

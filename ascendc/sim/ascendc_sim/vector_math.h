@@ -30,6 +30,8 @@ void VectorBinary(BinaryKind kind, const LocalTensor<float> &dst, const LocalTen
 void VectorDuplicate(const LocalTensor<float> &dst, float value, int32_t count);
 void VectorCompareScalar(const LocalTensor<uint8_t> &dst, const LocalTensor<float> &src, float scalar, CMPMODE mode,
                          uint32_t count);
+void VectorReduceSum(const LocalTensor<float> &dst, const LocalTensor<float> &src,
+                     const LocalTensor<float> &sharedTmpBuffer, int32_t count);
 // src1 == nullptr: the tensor-scalar mode with src1Scalar.
 void VectorSelect(const LocalTensor<float> &dst, const LocalTensor<uint8_t> &selMask, const LocalTensor<float> &src0,
                   const LocalTensor<float> *src1, float src1Scalar, SELMODE mode, uint32_t count);
@@ -142,6 +144,16 @@ void Select(const LocalTensor<T> &dst, const LocalTensor<U> &selMask, const Loca
   sim::RequireFloat<T>();
   sim::RequireByteMask<U>();
   sim::VectorSelect(dst, selMask, src0, &src1, 0.0f, selMode, count);
+}
+
+// dst[0] = the sum of src's first count elements, as Atlas A2 adds them in this form: a binary tree within each
+// 256-byte repeat, the repeats' sums in order. sharedTmpBuffer must hold one float per repeat, rounded up to 32
+// bytes (what the other forms and SoCs use it for); count 0 writes nothing.
+template <typename T, bool isSetMask = true>
+void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LocalTensor<T> &sharedTmpBuffer,
+               const int32_t count) {
+  sim::RequireFloat<T>();
+  sim::VectorReduceSum(dst, src, sharedTmpBuffer, count);
 }
 
 template <typename T, typename U>
