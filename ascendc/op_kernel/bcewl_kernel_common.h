@@ -407,11 +407,16 @@ class ElementwiseKernelBase {
   // Scratch tile `index` (float, tileCapacity elements).
   __aicore__ inline LocalTensor<float> Scratch(uint32_t index) { return scratch_.Get<float>()[index * tileCapacity_]; }
 
+  // The copy-in of tile t + 1 is issued before tile t is computed (the input queues hold two tiles): a Compute
+  // that waits for the vector pipe, to read a result as a scalar, then leaves the next tile's copy running.
   template <typename Kernel>
   __aicore__ inline void ProcessTiles(Kernel &kernel, const TileGeometry &geometry) {
+    kernel.CopyIn(MakeTileSpan(geometry, block_, 0));
     for (uint64_t t = 0; t < block_.tileCount; ++t) {
       const TileSpan tile = MakeTileSpan(geometry, block_, t);
-      kernel.CopyIn(tile);
+      if (t + 1 < block_.tileCount) {
+        kernel.CopyIn(MakeTileSpan(geometry, block_, t + 1));
+      }
       kernel.Compute(tile);
       kernel.CopyOut(tile);
     }
