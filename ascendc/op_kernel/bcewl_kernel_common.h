@@ -254,7 +254,9 @@ class InputOperand {
     inQueue_.EnQue(staged);
     staged = inQueue_.template DeQue<T>();
     LocalTensor<float> rows = floatBuf_.template Get<float>();
-    WidenInto(rows, staged, static_cast<uint32_t>(rowLength_));
+    // The whole stride, with the lanes DataCopyPad filled up to 32 bytes: every lane of a tile then holds a value
+    // of the operand (the forward's finite check sums them all).
+    WidenInto(rows, staged, rowStride_);
     inQueue_.FreeTensor(staged);
     for (uint32_t done = 1; done < rowsPerTile; done *= 2) {
       const uint32_t copies = static_cast<uint32_t>(MinU64(done, rowsPerTile - done));
@@ -268,7 +270,9 @@ class InputOperand {
       const uint32_t rows = RowsToBoundary(tile, r, rowLength_, tiling_.inner);
       const uint64_t flat = (tile.firstRow + r) * rowLength_ + tile.colOffset;
       const float value = ScalarToFloat(gm_.GetValue(flat / tiling_.inner % tiling_.period));
-      Duplicate(values[r * rowStride_], value, static_cast<int32_t>((rows - 1) * rowStride_ + tile.cols));
+      // Up to the next run's first lane, so that no lane between two rows is left unwritten.
+      const uint32_t lastRowLanes = r + rows < tile.rows ? rowStride_ : tile.cols;
+      Duplicate(values[r * rowStride_], value, static_cast<int32_t>((rows - 1) * rowStride_ + lastRowLanes));
       r += rows;
     }
   }

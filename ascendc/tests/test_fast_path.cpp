@@ -25,10 +25,12 @@ ForwardCase<T> MakeCase(uint64_t n, uint32_t cores, const Variant &variant, uint
                             variant.posWeight ? SameShape(n) : Absent(), seed);
 }
 
-// Elements per tile; with same-shape operands tiles start at its multiples whatever the core count.
+// Elements of a full tile. Tiles start at its multiples with same-shape operands, whatever the core count, and
+// on one core in every layout.
 template <typename T>
 uint64_t TileLength(const ForwardCase<T> &c) {
-  return bcewl::PlanForward(c.request).data.geometry.chunkLength;
+  const bcewl::TileGeometry geometry = bcewl::PlanForward(c.request).data.geometry;
+  return geometry.chunksPerRow == 1 ? geometry.rowsPerTile * geometry.rowLength : geometry.chunkLength;
 }
 
 template <typename T>
@@ -148,6 +150,28 @@ TEST_CASE(forward_infinities_in_some_tiles_at_their_edges_and_in_the_tail) {
         // Tiles 0 and 3 stayed on the finite path.
         ASSERT_TRUE(counts.first < counts.second);
       }
+    }
+  });
+}
+
+TEST_CASE(forward_rows_padded_in_ub_take_the_finite_path) {
+  // Rows of 5 or 7 elements lie 32 bytes apart in UB; the lanes between them enter the finite check too.
+  struct Layout {
+    uint64_t n;
+    bcewl::OperandRequest weight, posWeight;
+  };
+  const Layout layouts[] = {
+      {5 * 3001, Trailing(5), Absent()}, {7 * 3001, Trailing(7), Runs(3001, 7)}, {7 * 3001, Absent(), Runs(3001, 7)}};
+  ForEachDtype([&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (const Layout &layout : layouts) {
+      auto c = MakeForwardCase<T>(layout.n, 1, layout.weight, layout.posWeight, layout.n);
+      const bcewl::TileGeometry geometry = bcewl::PlanForward(c.request).data.geometry;
+      ASSERT_TRUE(geometry.rowStride > geometry.rowLength);
+      const auto counts = CompareWithLimitPath(c, "rows padded in UB");
+      ASSERT_MSG(counts.first < counts.second, DescribeRequest(c.request)
+                                                   << ": " << counts.first << " vector instructions, " << counts.second
+                                                   << " with infinities");
     }
   });
 }

@@ -75,6 +75,18 @@ void CheckPadFootprint(const LocalTensor<T> &local, const GlobalTensor<T> &globa
   CountCopiedBytes(static_cast<uint64_t>(params.blockCount) * params.blockLen, toGm);
 }
 
+// GM -> UB without padding values: the NPU fills each block's UB lanes up to the next 32 bytes with the block's
+// first element (asc-devkit DataCopyPad, GM -> UB, "dummy" data when leftPadding and rightPadding are 0).
+template <typename T>
+void FillDummyLanes(uint8_t *ub, uint64_t ubPitch, uint32_t blocks, uint32_t blockLen) {
+  const uint32_t paddedLen = (blockLen + kUbBlockBytes - 1) / kUbBlockBytes * kUbBlockBytes;
+  for (uint32_t block = 0; block < blocks; ++block) {
+    uint8_t *start = ub + block * ubPitch;
+    for (uint32_t offset = blockLen; offset < paddedLen; offset += sizeof(T))
+      std::memcpy(start + offset, start, sizeof(T));
+  }
+}
+
 inline void CopyBlocks(uint8_t *dst, uint64_t dstPitch, const uint8_t *src, uint64_t srcPitch, uint32_t blocks,
                        uint32_t blockBytes) {
   for (uint32_t block = 0; block < blocks; ++block) {
@@ -106,6 +118,7 @@ void DataCopyPad(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const Da
   sim::CheckPadFootprint(dst, src, layout, params, false);
   sim::CopyBlocks(dst.SimBytes(), layout.ubPitch, reinterpret_cast<const uint8_t *>(src.SimData()), layout.gmPitch,
                   params.blockCount, params.blockLen);
+  sim::FillDummyLanes<T>(dst.SimBytes(), layout.ubPitch, params.blockCount, params.blockLen);
 }
 
 template <typename T>
