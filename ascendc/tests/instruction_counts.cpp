@@ -39,59 +39,55 @@ Counts Measure(uint64_t n) {
                 static_cast<double>(stats.dataCopyBytesIn + stats.dataCopyBytesOut) / elements};
 }
 
-void PrintRow(const char *kernel, const char *variant, bcewl::DtypeCode dtype, const Counts &finite,
-              const Counts &infinite) {
-  std::printf("| %s | %s | %s | %.2f | %.2f | %.0f | %.1f |\n", kernel, variant, DtypeName(dtype), finite.perElement,
-              infinite.perElement, finite.elementsPerInstruction, finite.copyBytesPerElement);
-}
-
-// One +inf logit in the middle of every tile.
+// One infinite logit in the middle of every tile.
 template <typename T>
 void InfinityPerTile(std::vector<T> *x, uint64_t tile) {
   for (uint64_t start = 0; start < x->size(); start += tile) (*x)[start + tile / 2] = FromDouble<T>(INFINITY);
 }
 
-// Elements per tile of a large same-shape launch on one core.
-template <typename T, typename Request>
-Request LargeRequest(const Variant &variant) {
-  Request request;
+// A large same-shape gradient request on one core, to read the length of a full tile from its plan.
+template <typename T>
+bcewl::GradTilingRequest LargeGradRequest(const Variant &variant) {
+  bcewl::GradTilingRequest request;
   request.totalLength = 1 << 22;
   request.dtype = DtypeOf<T>();
   request.weight = variant.weight ? SameShape(request.totalLength) : Absent();
   request.posWeight = variant.posWeight ? SameShape(request.totalLength) : Absent();
+  request.dout = SameShape(request.totalLength);
   return request;
 }
 
-// kTiles full tiles on one core, finite and with infinities.
+// Counts launch(c) with c's finite inputs, then with an infinite logit in every tile, and prints the row.
+template <typename Case, typename Launch>
+void PrintRow(const char *kernel, const Variant &variant, Case &c, uint64_t tile, Launch launch) {
+  const uint64_t n = c.request.totalLength;
+  launch(c);
+  const Counts finite = Measure(n);
+  InfinityPerTile(&c.in.x, tile);
+  launch(c);
+  const Counts infinite = Measure(n);
+  std::printf("| %s | %s | %s | %.2f | %.2f | %.0f | %.1f |\n", kernel, variant.name, DtypeName(c.request.dtype),
+              finite.perElement, infinite.perElement, finite.elementsPerInstruction, finite.copyBytesPerElement);
+}
+
+// kTiles full tiles on one core.
 template <typename T>
 void ForwardRow(const Variant &variant) {
-  const auto request = LargeRequest<T, bcewl::ForwardTilingRequest>(variant);
-  const uint64_t tile = bcewl::PlanForward(request).data.geometry.chunkLength;
+  const uint64_t tile = ForwardTileLength<T>(variant.weight, variant.posWeight);
   const uint64_t n = kTiles * tile;
   auto c = MakeForwardCase<T>(n, 1, variant.weight ? SameShape(n) : Absent(),
                               variant.posWeight ? SameShape(n) : Absent(), 2);
-  LaunchForward(c);
-  const Counts finite = Measure(n);
-  InfinityPerTile(&c.in.x, tile);
-  LaunchForward(c);
-  const Counts infinite = Measure(n);
-  PrintRow("forward", variant.name, DtypeOf<T>(), finite, infinite);
+  PrintRow("forward", variant, c, tile, [](ForwardCase<T> &launched) { LaunchForward(launched); });
 }
 
 template <typename T>
 void GradRow(const Variant &variant) {
-  auto request = LargeRequest<T, bcewl::GradTilingRequest>(variant);
-  request.dout = SameShape(request.totalLength);
+  const bcewl::GradTilingRequest request = LargeGradRequest<T>(variant);
   const uint64_t tile = bcewl::PlanGrad(request).data.geometry.chunkLength;
   const uint64_t n = kTiles * tile;
   auto c = MakeGradCase<T>(n, 1, Reduction::kNone, SameShape(n), variant.weight ? SameShape(n) : Absent(),
                            variant.posWeight ? SameShape(n) : Absent(), 3);
-  LaunchGrad(c);
-  const Counts finite = Measure(n);
-  InfinityPerTile(&c.in.x, tile);
-  LaunchGrad(c);
-  const Counts infinite = Measure(n);
-  PrintRow("gradient", variant.name, DtypeOf<T>(), finite, infinite);
+  PrintRow("gradient", variant, c, tile, [](GradCase<T> &launched) { LaunchGrad(launched); });
 }
 
 void PrintTable() {

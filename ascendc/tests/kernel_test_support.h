@@ -223,6 +223,17 @@ ForwardCase<T> MakeForwardCase(uint64_t n, uint32_t cores, const bcewl::OperandR
   return c;
 }
 
+// Elements of one full tile when the whole tensor runs on one core.
+template <typename T>
+uint64_t ForwardTileLength(bool weight, bool posWeight) {
+  bcewl::ForwardTilingRequest request;
+  request.totalLength = 1 << 22;
+  request.dtype = DtypeOf<T>();
+  request.weight = weight ? SameShape(request.totalLength) : Absent();
+  request.posWeight = posWeight ? SameShape(request.totalLength) : Absent();
+  return bcewl::PlanForward(request).data.geometry.chunkLength;
+}
+
 // Plans and launches the forward kernel; the output starts as Sentinel().
 template <typename T>
 std::vector<float> LaunchForward(ForwardCase<T> &c, uint32_t ubBytes = AscendC::sim::kAscend910bUbBytes) {

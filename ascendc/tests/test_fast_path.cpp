@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,16 @@ template <typename T>
 uint64_t TileLength(const ForwardCase<T> &c) {
   const bcewl::TileGeometry geometry = bcewl::PlanForward(c.request).data.geometry;
   return geometry.chunksPerRow == 1 ? geometry.rowsPerTile * geometry.rowLength : geometry.chunkLength;
+}
+
+// Calls fn(tag, variant, cores) for every dtype (tag as in ForEachDtype), variant and core count.
+template <typename Fn>
+void ForEachCase(std::initializer_list<uint32_t> coreCounts, Fn fn) {
+  ForEachDtype([&](auto tag) {
+    for (const Variant &variant : kVariants) {
+      for (uint32_t cores : coreCounts) fn(tag, variant, cores);
+    }
+  });
 }
 
 template <typename T>
@@ -113,44 +124,36 @@ std::pair<uint64_t, uint64_t> CompareWithLimitPath(ForwardCase<T> c, const char 
 }  // namespace
 
 TEST_CASE(forward_finite_tiles_equal_the_limit_path_bit_for_bit) {
-  ForEachDtype([](auto tag) {
+  ForEachCase({1u, 4u}, [](auto tag, const Variant &variant, uint32_t cores) {
     using T = typename decltype(tag)::type;
-    for (const Variant &variant : kVariants) {
-      for (uint32_t cores : {1u, 4u}) {
-        const uint64_t n = 3 * TileLength(MakeCase<T>(1 << 20, 1, variant, 1)) + 77;
-        auto plain = MakeCase<T>(n, cores, variant, n + cores);
-        auto edges = plain;
-        UseFiniteEdgeValues(&edges);
-        const auto plainCounts = CompareWithLimitPath(plain, "random finite inputs");
-        const auto edgeCounts = CompareWithLimitPath(edges, "finite edge values");
-        // The same count means that no tile of the edge values left the finite path.
-        ASSERT_MSG(edgeCounts.first == plainCounts.first, DescribeRequest(edges.request)
-                                                              << ": " << edgeCounts.first << " vector instructions, "
-                                                              << plainCounts.first << " on random inputs");
-        ASSERT_TRUE(plainCounts.first < plainCounts.second);
-      }
-    }
+    const uint64_t n = 3 * ForwardTileLength<T>(variant.weight, variant.posWeight) + 77;
+    auto plain = MakeCase<T>(n, cores, variant, n + cores);
+    auto edges = plain;
+    UseFiniteEdgeValues(&edges);
+    const auto plainCounts = CompareWithLimitPath(plain, "random finite inputs");
+    const auto edgeCounts = CompareWithLimitPath(edges, "finite edge values");
+    // The same count means that no tile of the edge values left the finite path.
+    ASSERT_MSG(edgeCounts.first == plainCounts.first, DescribeRequest(edges.request)
+                                                          << ": " << edgeCounts.first << " vector instructions, "
+                                                          << plainCounts.first << " on random inputs");
+    ASSERT_TRUE(plainCounts.first < plainCounts.second);
   });
 }
 
 TEST_CASE(forward_infinities_in_some_tiles_at_their_edges_and_in_the_tail) {
-  ForEachDtype([](auto tag) {
+  ForEachCase({1u, 3u}, [](auto tag, const Variant &variant, uint32_t cores) {
     using T = typename decltype(tag)::type;
-    for (const Variant &variant : kVariants) {
-      for (uint32_t cores : {1u, 3u}) {
-        const uint64_t n = 4 * TileLength(MakeCase<T>(1 << 20, 1, variant, 2)) + 37;
-        auto c = MakeCase<T>(n, cores, variant, n + cores);
-        const uint64_t tile = TileLength(c);
-        SetLane(&c, tile, INFINITY, 1.0f, 2.0f, 3.0f);            // first lane of tile 1: the limit 0
-        SetLane(&c, 3 * tile - 1, -INFINITY, 0.0f, 1.0f, 0.5f);   // last lane of tile 2: the limit 0
-        SetLane(&c, 3 * tile - 2, -INFINITY, 1.0f, -1.0f, 0.0f);  // p * y = 0: the limit 0
-        SetLane(&c, n - 1, INFINITY, 0.25f, 0.0f, 2.0f);          // last lane of the tail: w = 0 (or +inf)
-        SetLane(&c, n - 2, -INFINITY, 0.5f, 1.0f, 2.0f);          // the tail, diverging: +inf
-        const auto counts = CompareWithLimitPath(c, "infinities in tiles 1, 2 and the tail");
-        // Tiles 0 and 3 stayed on the finite path.
-        ASSERT_TRUE(counts.first < counts.second);
-      }
-    }
+    const uint64_t n = 4 * ForwardTileLength<T>(variant.weight, variant.posWeight) + 37;
+    auto c = MakeCase<T>(n, cores, variant, n + cores);
+    const uint64_t tile = TileLength(c);
+    SetLane(&c, tile, INFINITY, 1.0f, 2.0f, 3.0f);            // first lane of tile 1: the limit 0
+    SetLane(&c, 3 * tile - 1, -INFINITY, 0.0f, 1.0f, 0.5f);   // last lane of tile 2: the limit 0
+    SetLane(&c, 3 * tile - 2, -INFINITY, 1.0f, -1.0f, 0.0f);  // p * y = 0: the limit 0
+    SetLane(&c, n - 1, INFINITY, 0.25f, 0.0f, 2.0f);          // last lane of the tail: w = 0 (or +inf)
+    SetLane(&c, n - 2, -INFINITY, 0.5f, 1.0f, 2.0f);          // the tail, diverging: +inf
+    const auto counts = CompareWithLimitPath(c, "infinities in tiles 1, 2 and the tail");
+    // Tile 0 (and tile 3, where the split keeps it) stayed on the finite path.
+    ASSERT_TRUE(counts.first < counts.second);
   });
 }
 
@@ -177,16 +180,13 @@ TEST_CASE(forward_rows_padded_in_ub_take_the_finite_path) {
 }
 
 TEST_CASE(forward_nan_and_overflow_tiles_take_the_limit_path) {
-  ForEachDtype([](auto tag) {
+  ForEachCase({1u}, [](auto tag, const Variant &variant, uint32_t cores) {
     using T = typename decltype(tag)::type;
-    for (const Variant &variant : kVariants) {
-      const uint64_t tile = TileLength(MakeCase<T>(1 << 20, 1, variant, 3));
-      const uint64_t n = 3 * tile;
-      auto c = MakeCase<T>(n, 1, variant, 17);
-      SetLane(&c, 5, NAN, 0.0f, 1.0f, 1.0f);         // a NaN logit, no infinity in tile 0
-      SetLane(&c, tile + 9, 0.5f, NAN, 0.0f, 0.0f);  // a NaN target with zero factors in tile 1
-      CompareWithLimitPath(c, "NaN in tiles 0 and 1");
-    }
+    const uint64_t tile = ForwardTileLength<T>(variant.weight, variant.posWeight);
+    auto c = MakeCase<T>(3 * tile, cores, variant, 17);
+    SetLane(&c, 5, NAN, 0.0f, 1.0f, 1.0f);         // a NaN logit, no infinity in tile 0
+    SetLane(&c, tile + 9, 0.5f, NAN, 0.0f, 0.0f);  // a NaN target with zero factors in tile 1
+    CompareWithLimitPath(c, "NaN in tiles 0 and 1");
   });
 }
 

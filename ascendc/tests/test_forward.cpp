@@ -15,17 +15,6 @@ struct Variant {
 };
 const Variant kVariants[] = {{false, false}, {true, false}, {false, true}, {true, true}};
 
-// Elements of one full tile when the whole tensor runs on one core.
-template <typename T>
-uint64_t ForwardTileLength(const Variant &variant) {
-  bcewl::ForwardTilingRequest request;
-  request.totalLength = 1 << 22;
-  request.dtype = DtypeOf<T>();
-  request.weight = variant.weight ? SameShape(request.totalLength) : Absent();
-  request.posWeight = variant.posWeight ? SameShape(request.totalLength) : Absent();
-  return bcewl::PlanForward(request).data.geometry.chunkLength;
-}
-
 template <typename T>
 void CheckSameShape(uint64_t n, uint32_t cores, const Variant &variant, uint64_t seed) {
   auto c = MakeForwardCase<T>(n, cores, variant.weight ? SameShape(n) : Absent(),
@@ -39,7 +28,7 @@ TEST_CASE(forward_all_variants_dtypes_cores_and_sizes) {
   ForEachDtype([](auto tag) {
     using T = typename decltype(tag)::type;
     for (const Variant &variant : kVariants) {
-      const uint64_t tile = ForwardTileLength<T>(variant);
+      const uint64_t tile = ForwardTileLength<T>(variant.weight, variant.posWeight);
       const uint64_t sizes[] = {0, 1, 7, 33, tile, tile + 1, 3 * tile + 5, 40001};
       for (uint32_t cores : kCoreCounts) {
         for (uint64_t n : sizes) CheckSameShape<T>(n, cores, variant, n * 31 + cores);
@@ -54,7 +43,7 @@ TEST_CASE(forward_more_than_a_million_elements) {
 }
 
 TEST_CASE(forward_full_tiles_use_data_copy_and_tails_data_copy_pad) {
-  const uint64_t tile = ForwardTileLength<float>(Variant{true, true});
+  const uint64_t tile = ForwardTileLength<float>(true, true);
   auto whole = MakeForwardCase<float>(4 * tile, 1, SameShape(4 * tile), SameShape(4 * tile), 1);
   CheckForward(whole);
   ASSERT_TRUE(AscendC::sim::LastLaunchStats().dataCopyPadCalls == 0);
