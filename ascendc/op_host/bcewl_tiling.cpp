@@ -283,7 +283,7 @@ TilingPlan<ForwardTilingData> PlanForward(const ForwardTilingRequest &request) {
   plan.tilingKey = TilingKey(request.dtype, request.weight.present, request.posWeight.present);
   data.weight = Normalize(request.weight, n);
   data.posWeight = Normalize(request.posWeight, n);
-  const KernelBuffers buffers{DtypeBytes(request.dtype), kFloatBytes, 3, true};
+  const KernelBuffers buffers{DtypeBytes(request.dtype), kFloatBytes, kForwardScratchTiles, true};
   Finish(PlanGeometry(n, request.dtype, buffers, {&data.weight, &data.posWeight}, request.platform), &plan);
   return plan;
 }
@@ -300,7 +300,8 @@ TilingPlan<GradTilingData> PlanGrad(const GradTilingRequest &request) {
   data.weight = Normalize(request.weight, n);
   data.posWeight = Normalize(request.posWeight, n);
   const uint64_t inputBytes = DtypeBytes(request.dtype);
-  const KernelBuffers buffers{inputBytes, inputBytes, inputBytes == kFloatBytes ? 1u : 2u, false};
+  const KernelBuffers buffers{inputBytes, inputBytes,
+                              inputBytes == kFloatBytes ? kGradFloat32ScratchTiles : kGrad16BitScratchTiles, false};
   Finish(PlanGeometry(n, request.dtype, buffers, {&data.dout, &data.weight, &data.posWeight}, request.platform), &plan);
   return plan;
 }

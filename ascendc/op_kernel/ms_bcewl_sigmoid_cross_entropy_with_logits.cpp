@@ -35,8 +35,9 @@ class ForwardKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, f
   __aicore__ inline void Run(const ForwardTilingData &tiling, GM_ADDR predict, GM_ADDR target, GM_ADDR weight,
                              GM_ADDR posWeight, GM_ADDR loss) {
     const typename Base::Inputs gm{predict, target, weight, posWeight, loss};
-    if (this->InitCommon(tiling.geometry, gm, tiling.weight, tiling.posWeight, kScratchTiles)) {
+    if (this->InitCommon(tiling.geometry, gm, tiling.weight, tiling.posWeight, kForwardScratchTiles)) {
       this->pipe_.InitBuffer(mask_, tiling.geometry.tileCapacity / 8);
+      Duplicate(Ones(), 1.0f, static_cast<int32_t>(tiling.geometry.tileCapacity));
       this->ProcessTiles(*this, tiling.geometry);
     }
   }
@@ -75,8 +76,7 @@ class ForwardKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, f
     Sub(term, x, out, n);         // min(x, 0), exact; NaN stays NaN whatever Maxs does with it
     Sub(softplus, term, out, n);  // -|x|, up to the sign of a zero, which Exp maps to 1 alike
     SoftplusInPlace(softplus, n);
-    Muls(factor, y, -1.0f, n);
-    Adds(factor, factor, 1.0f, n);
+    Sub(factor, Ones(), y, n);  // 1 - y rounded once, as -y + 1 is
     Mul(out, factor, out, n);
     if constexpr (HasPosWeight) {
       Mul(factor, this->weights_.posWeight, y, n);
@@ -120,8 +120,7 @@ class ForwardKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, f
     const uint32_t repeats = WholeFloatRepeats(tile.count);
 
     Maxs(out, x, 0.0f, n);
-    Muls(factor, y, -1.0f, n);
-    Adds(factor, factor, 1.0f, n);
+    Sub(factor, Ones(), y, n);
     ProductWithZeroLimit(out, factor, out, spare, mask, repeats);
     Mins(term, x, 0.0f, n);
     if constexpr (HasPosWeight) {
@@ -142,7 +141,8 @@ class ForwardKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, f
     }
   }
 
-  static constexpr uint32_t kScratchTiles = 3;
+  // Scratch tiles 0-2 hold a tile's terms; the last holds ones, written once per launch.
+  __aicore__ inline LocalTensor<float> Ones() { return this->Scratch(kForwardScratchTiles - 1); }
 
   TBuf<QuePosition::VECCALC> mask_;  // one bit per element of a tile
 };

@@ -66,8 +66,7 @@ class GradKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, T> {
   }
 
  private:
-  // A float gradient is computed in the output buffer itself; a 16-bit one in a second scratch tile, then narrowed.
-  static constexpr uint32_t kScratchTiles = IsSame<T, float>::value ? 1 : 2;
+  static constexpr uint32_t kScratchTiles = IsSame<T, float>::value ? kGradFloat32ScratchTiles : kGrad16BitScratchTiles;
 
   __aicore__ inline LocalTensor<float> FloatResult(const LocalTensor<T> &out) {
     if constexpr (IsSame<T, float>::value) {
