@@ -81,7 +81,7 @@ def _build_jobs():
 
 def ship_pyboost_sources(library_dir):
     """The PyNative pyboost module's source and the aclnn headers it includes, beside the library: MindSpore's
-    CustomOpBuilder compiles them on the user's machine (ms_bcewl/bcewl_pyboost_path.py)."""
+    CustomOpBuilder compiles them on the user's machine (ms_bcewl/_pyboost.py)."""
     shutil.copy2(PYBOOST_SOURCE, library_dir / PYBOOST_SOURCE.name)
     for folder in PYBOOST_HEADER_FOLDERS:
         shutil.copytree(ROOT / "aclnn_adapter" / "include" / folder, library_dir / "include" / folder,

@@ -11,8 +11,8 @@ import mindspore as ms
 from mindspore import Tensor, ops
 
 import ms_bcewl
-from ms_bcewl._bcewl_library import library_path
-from ms_bcewl.bcewl_pyboost_path import PYBOOST, build_module
+from ms_bcewl._library import library_path
+from ms_bcewl._pyboost import PYBOOST, build_module
 
 from machine import PATH_PREFIX
 

@@ -1,6 +1,6 @@
-"""`python -m ms_bcewl info|check|bench`: the ms-bcewl command (ms_bcewl/bcewl_cli.py)."""
+"""`python -m ms_bcewl info|check|bench`: the ms-bcewl command (ms_bcewl/cli.py)."""
 import sys
 
-from ms_bcewl.bcewl_cli import main
+from ms_bcewl.cli import main
 
 sys.exit(main())

@@ -1,6 +1,6 @@
 """AMP O1 (MindSpore's rewrite) on networks with ms_bcewl's Cell and with MindSpore's own loss, in one process.
 
-ms_bcewl's Cells are on the rewrite's black list (ms_bcewl/bcewl_amp_rewrite.py): it calls them as they are.
+ms_bcewl's Cells are on the rewrite's black list (ms_bcewl/_mindspore_internals.py): it calls them as they are.
 
 The rewrite copies the imports of each Cell it rewrites together with ``sys.path.insert(0, <the Cell's folder>)``
 and imports the base classes of MindSpore's cells by bare module name from the longest ``sys.path`` entry holding

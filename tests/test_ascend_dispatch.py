@@ -1,4 +1,4 @@
-"""The Ascend dispatch (ms_bcewl/bcewl_ascend_dispatch.py), tested on CPU without constructing any Ascend-only object.
+"""The Ascend dispatch (ms_bcewl/_ascend_kernels.py), tested on CPU without constructing any Ascend-only object.
 
 Part one checks the plain data that the ops.Custom primitives are built from: aclnn names, reg_info, argument
 order, reduction codes, output shape and dtype functions, dtype promotion and the broadcast rule (against the C++
@@ -27,7 +27,7 @@ OP_KERNEL = os.path.join(REPO, "ascendc", "op_kernel")
 
 @pytest.fixture(scope="module")
 def dispatch():
-    from ms_bcewl import bcewl_ascend_dispatch as ascend_dispatch
+    from ms_bcewl import _ascend_kernels as ascend_dispatch
 
     return ascend_dispatch
 

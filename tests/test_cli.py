@@ -15,7 +15,7 @@ INSTALLED_PACKAGE = Path(importlib.util.find_spec("ms_bcewl").origin).resolve().
 # cli.check with a reference that forgets pos_weight: every case must fail.
 WRONG_REFERENCE = """
 import sys
-from ms_bcewl import bcewl_cli as cli
+from ms_bcewl import cli as cli
 
 def reference_without_pos_weight(x, y, w, p, reduction):
     return cli.numpy_reference(x, y, w, 1.0, reduction)
@@ -41,7 +41,7 @@ def test_info_reports_versions_library_backend_and_ascend_path(tmp_path):
     import mindspore
     import numpy
 
-    from ms_bcewl import bcewl_pyboost_path as pyboost_path
+    from ms_bcewl import _pyboost as pyboost_path
 
     done = ms_bcewl_command("info", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -55,7 +55,7 @@ def test_recipe_compares_both_losses_and_reloads_the_checkpoint(tmp_path):
         assert row[-1] == "same", row
     assert abs(float(table["mindspore"][1]) - float(table["ms_bcewl"][1])) < 0.02
     assert abs(float(table["mindspore"][2]) - float(table["ms_bcewl"][2])) < 1e-3
-    assert "ms_bcewl.bcewl_loss.BCEWithLogitsLoss" in out and "mindspore.nn.loss.loss.BCEWithLogitsLoss" in out
+    assert "ms_bcewl.bce_with_logits.BCEWithLogitsLoss" in out and "mindspore.nn.loss.loss.BCEWithLogitsLoss" in out
     assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["multilabel_mindspore.ckpt",
                                                                            "multilabel_ms_bcewl.ckpt"]
 

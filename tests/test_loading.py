@@ -1,7 +1,7 @@
 """Loading safety (docs/reliability.md §7): ms_bcewl names only its own library, by absolute path, checks it before
 MindSpore sees it, and works under MindSpore's MS_CUSTOM_AOT_WHITE_LIST.
 
-The checks of ms_bcewl/_bcewl_library.py run here on crafted files in a temporary directory (ELF headers of other
+The checks of ms_bcewl/_library.py run here on crafted files in a temporary directory (ELF headers of other
 machines, classes, byte orders and types, files that are not ELF) and crafted environments; one subprocess imports
 the package under MS_CUSTOM_AOT_WHITE_LIST, first naming another directory, then ms_bcewl/lib, and computes losses.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ms_bcewl import _bcewl_library as _library
+from ms_bcewl import _library as _library
 
 INSTALLED_LIBRARY = _library.LIBRARY_PATH
 X86_64, AARCH64 = 62, 183  # ELF e_machine codes
@@ -39,7 +39,7 @@ def write(tmp_path, content, name="libms_bcewl.so"):
 
 def test_the_library_is_named_by_the_absolute_path_inside_the_installed_package():
     import ms_bcewl
-    from ms_bcewl import bcewl_primitives as primitives
+    from ms_bcewl import _primitives as primitives
 
     package_dir = Path(ms_bcewl.__file__).resolve().parent
     assert _library.library_path() == str(package_dir / "lib" / "libms_bcewl.so")
@@ -268,7 +268,7 @@ def test_the_registry_lists_every_exported_entry_with_its_infer_shape():
 
 
 def test_the_library_and_python_give_each_reduction_the_aclnn_code_of_the_contract():
-    from ms_bcewl.bcewl_validation import REDUCTION_CODES
+    from ms_bcewl._checks import REDUCTION_CODES
 
     contract = {"none": 0, "mean": 1, "sum": 2}  # docs/contract.md §3
     assert REDUCTION_CODES == contract

@@ -67,9 +67,9 @@ def test_call_styles_forward_and_gradients(mode, reduction, style):
 
 
 def test_in_graph_tells_a_compiled_call_from_a_python_call(pynative):
-    """bcewl_functional.py picks GRAPH_FORWARD or PYNATIVE_FORWARD by in_graph(); a wrong answer either way would put
+    """bce_with_logits.py picks GRAPH_FORWARD or PYNATIVE_FORWARD by in_graph(); a wrong answer either way would put
     primitives without C++ shape inference into graphs with dynamic shapes, or slow every PyNative call."""
-    from ms_bcewl.bcewl_primitives import in_graph
+    from ms_bcewl._primitives import in_graph
 
     def which(x):
         return x * 2 if in_graph() else x * 3

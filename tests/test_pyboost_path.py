@@ -1,4 +1,4 @@
-"""PyNative's pyboost path (ms_bcewl/bcewl_pyboost_path.py, aclnn_adapter/src/pyboost/pyboost_entries.cpp).
+"""PyNative's pyboost path (ms_bcewl/_pyboost.py, aclnn_adapter/src/pyboost/pyboost_entries.cpp).
 
 The path must give what the ops.Custom primitives give, bit for bit (both run libms_bcewl.so's aclnn API), and
 match the float64 reference; it must be chosen where documented and fall back, or fail, as documented. This
@@ -22,8 +22,8 @@ import pytest
 from mindspore import Parameter, Tensor, nn
 
 import ms_bcewl
-from ms_bcewl import bcewl_pyboost_path as pyboost_path
-from ms_bcewl.bcewl_pyboost_path import PYBOOST, PyboostPath
+from ms_bcewl import _pyboost as pyboost_path
+from ms_bcewl._pyboost import PYBOOST, PyboostPath
 from support import blocking_gradients, blocking_mixed_precision
 from support import reference as R
 from support.native_build import HANG_GUARD_SECONDS
@@ -312,7 +312,7 @@ import mindspore as ms, numpy as np
 ms.runtime.launch_blocking()
 ms.set_context(mode=ms.PYNATIVE_MODE)
 import ms_bcewl
-from ms_bcewl.bcewl_pyboost_path import PYBOOST
+from ms_bcewl._pyboost import PYBOOST
 x, y = ms.Tensor(np.array([[-1.5, 0.25, 3.0]], np.float32)), ms.Tensor(np.array([[0.0, 1.0, 0.5]], np.float32))
 started = time.perf_counter()
 loss = float(ms_bcewl.binary_cross_entropy_with_logits(x, y, reduction="sum").asnumpy())
@@ -346,7 +346,7 @@ import mindspore as ms, numpy as np
 ms.runtime.launch_blocking()
 ms.set_context(mode=ms.PYNATIVE_MODE)
 import ms_bcewl
-from ms_bcewl.bcewl_pyboost_path import PYBOOST
+from ms_bcewl._pyboost import PYBOOST
 x, y = ms.Tensor(np.array([[-1.5, 0.25, 3.0]], np.float32)), ms.Tensor(np.array([[0.0, 1.0, 0.5]], np.float32))
 loss = float(ms_bcewl.binary_cross_entropy_with_logits(x, y, reduction="sum").asnumpy())
 print(PYBOOST.loss() is not None, repr(loss))
@@ -597,7 +597,7 @@ def test_launch_blocking_chooses_pyboost_and_matches_the_reference():
         ms.runtime.launch_blocking()
         ms.set_context(mode=ms.PYNATIVE_MODE)
         import ms_bcewl
-        from ms_bcewl.bcewl_pyboost_path import PYBOOST
+        from ms_bcewl._pyboost import PYBOOST
         x, y = np.array([[-1.5, 0.25, 3.0]], np.float32), np.array([[0.0, 1.0, 0.5]], np.float32)
         PYBOOST.wait()  # the first calls take the primitives while the module loads
         loss = ms_bcewl.binary_cross_entropy_with_logits(ms.Tensor(x), ms.Tensor(y), reduction="sum")

@@ -1,6 +1,6 @@
 """Second and higher-order gradients: a gradient of ms_bcewl's gradients is real in every mode, or a clear error.
 
-The gradient primitives' bprops (ms_bcewl/bcewl_second_order.py) are checked against float64 finite differences of the
+The gradient primitives' bprops (ms_bcewl/_primitives.py) are checked against float64 finite differences of the
 first-order gradients (tests/support/reference.py) for input, target, weight, pos_weight and the upstream gradient,
 every variant and reduction, and against torch's double and triple backward of F.binary_cross_entropy_with_logits in
 a WGAN-GP-style gradient penalty and a MAML-style inner step. PyNative in the default runtime and GRAPH mode run
@@ -22,7 +22,7 @@ import torch.nn.functional as torch_f
 from mindspore import nn, ops
 
 import ms_bcewl
-from ms_bcewl.bcewl_pyboost_path import PYBOOST
+from ms_bcewl._pyboost import PYBOOST
 from support import reference as R
 
 VARIANT_NAMES = tuple(R.VARIANTS)

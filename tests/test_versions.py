@@ -15,7 +15,7 @@ import pytest
 from mindspore import Tensor, nn
 
 import ms_bcewl
-from ms_bcewl import bcewl_pyboost_path as pyboost_path
+from ms_bcewl import _pyboost as pyboost_path
 from support import reference as R
 
 
@@ -65,7 +65,7 @@ def repeated_grads(runtime, path):
 def test_the_automatic_path_gives_the_primitives_gradients_over_40_calls(runtime):
     """`ms.grad(lambda x: loss(x * 2, y))(x)`, 40 times: the pyboost path gives zero gradients in the asynchronous
     runtime on every release (so auto keeps the primitives there); under launch_blocking() auto takes pyboost
-    exactly on the releases bcewl_pyboost_path.py does not gate off for wrong gradients."""
+    exactly on the releases _pyboost.py does not gate off for wrong gradients."""
     result = repeated_grads(runtime, "auto")
     assert result["mindspore"] == ms.__version__
     assert result["expected_nonzero"]

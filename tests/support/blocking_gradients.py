@@ -14,7 +14,7 @@ import numpy as np
 from mindspore import Parameter, Tensor, nn
 
 import ms_bcewl
-from ms_bcewl.bcewl_pyboost_path import PYBOOST
+from ms_bcewl._pyboost import PYBOOST
 
 SHAPE = (96, 64)  # 6144 elements: one thread, one reduction block
 

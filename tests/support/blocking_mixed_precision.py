@@ -13,7 +13,7 @@ import numpy as np
 from mindspore import Parameter, Tensor, nn
 
 import ms_bcewl
-from ms_bcewl.bcewl_pyboost_path import PYBOOST
+from ms_bcewl._pyboost import PYBOOST
 
 AMP_DTYPES = ("float16", "bfloat16")
 AMP_LEVELS = ("O2", "O3", "auto")

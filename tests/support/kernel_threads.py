@@ -9,7 +9,7 @@ import contextlib
 import ctypes
 import os
 
-from ms_bcewl._bcewl_library import library_path
+from ms_bcewl._library import library_path
 
 
 class KernelTestingHooks(ctypes.Structure):

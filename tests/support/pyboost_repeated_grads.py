@@ -27,7 +27,7 @@ if __name__ == "__main__":
         ms.runtime.launch_blocking()
     ms.set_context(mode=ms.PYNATIVE_MODE)
     import ms_bcewl  # pylint: disable=wrong-import-position
-    from ms_bcewl.bcewl_pyboost_path import PYBOOST  # pylint: disable=wrong-import-position
+    from ms_bcewl._pyboost import PYBOOST  # pylint: disable=wrong-import-position
 
     if path == "pyboost-unchecked":
         PYBOOST.choice, PYBOOST._blocking, PYBOOST.gate = "pyboost", True, None  # pylint: disable=protected-access

@@ -13,13 +13,13 @@
 // The gradients of every input also come as one entry with one output per input
 // (ms_bcewl_grad_all_<variant>_<reduction>: dx, dy, then dw and dp where the variant has them;
 // aclnnBinaryCrossEntropyWithLogitsAllBackward), for a bprop that must return them all. It has no InferShape: its
-// primitive infers its shapes in Python (ms_bcewl/bcewl_primitives.py).
+// primitive infers its shapes in Python (ms_bcewl/_primitives.py).
 //
 // Failures are thrown as std::runtime_error: MindSpore reports a non-zero return code as a bare number, while an
 // exception's message reaches the Python caller as the RuntimeError text.
 //
 // Shapes a graph with dynamic shapes only knows when it runs are checked here first, with the sentences of
-// ms_bcewl/bcewl_validation.py, so that a mismatch reads the same whether Python or the library found it.
+// ms_bcewl/_checks.py, so that a mismatch reads the same whether Python or the library found it.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -319,7 +319,7 @@ std::vector<int64_t> InferShape(const Layout &layout, int64_t reduction, int *nd
 
 MS_BCEWL_AOT_ENTRIES(MS_BCEWL_AOT_ROW_ENTRIES)
 
-// Every entry as a line of text, for ms_bcewl/bcewl_primitives.py, which builds its primitives from it.
+// Every entry as a line of text, for ms_bcewl/_primitives.py, which builds its primitives from it.
 extern "C" MS_BCEWL_AOT_EXPORT const char *ms_bcewl_aot_registry() {
   return MS_BCEWL_AOT_ENTRIES(MS_BCEWL_AOT_ROW_TABLE_LINES);
 }

@@ -1,4 +1,4 @@
-// PyNative entry points built with MindSpore's CustomOpBuilder (ms_bcewl/bcewl_pyboost_path.py compiles this file once
+// PyNative entry points built with MindSpore's CustomOpBuilder (ms_bcewl/_pyboost.py compiles this file once
 // per machine and MindSpore version): the loss and its gradients as pyboost operators, and a C++ autograd Function that
 // ties them together. A call here skips what an ops.Custom call pays in PyNative (Python infer functions, the
 // primitive's generic run path), most of a small call's time under launch_blocking() (docs/performance.md).

@@ -26,9 +26,9 @@ import numpy as np
 from mindspore import nn
 
 import ms_bcewl
-from ms_bcewl import bcewl_pyboost_path as pyboost_path
-from ms_bcewl._bcewl_library import library_path
-from ms_bcewl.bcewl_validation import REDUCTIONS
+from ms_bcewl import _pyboost as pyboost_path
+from ms_bcewl._library import library_path
+from ms_bcewl._checks import REDUCTIONS
 
 MODES = {"pynative": ms.PYNATIVE_MODE, "graph": ms.GRAPH_MODE}
 DTYPES = {"float32": ms.float32, "float16": ms.float16, "bfloat16": ms.bfloat16}

@@ -7,32 +7,11 @@ path; ONNX writes the entry point as an operator type no runtime knows. So while
 the loss is composed of operators that MINDIR and ONNX both carry and every MindSpore and ONNX runtime has
 (docs/contract.md §17 Export). Training and every other compile keep the primitives.
 """
-import sys
-
 from mindspore import Tensor, ops
 from mindspore.common import dtype as mstype
 from mindspore.ops import PrimitiveWithInfer
 
-# The phase of every compile that mindspore.export ('export.mindir', 'export.onnx', 'export.air') and
-# mindspore.onnx.export ('export.onnx') start, as they pass it to the graph executor's compile.
-_EXPORT_PHASE_PREFIX = "export."
-
-
-def exporting():
-    """True while the calling thread is inside a MindSpore compile for an export.
-
-    MindSpore passes no phase to what it infers, but its Python compile function (the Cell executor's or
-    mindspore.jit's, in mindspore.graph.api or older releases' mindspore.common.api) is on the stack, with its
-    `phase` argument, while the graph's constants are inferred."""
-    frame = sys._getframe(1)  # pylint: disable=protected-access
-    while frame is not None:
-        if frame.f_code.co_name == "compile" and frame.f_globals.get("__name__", "").startswith("mindspore."):
-            phase = frame.f_locals.get("phase")
-            if isinstance(phase, str) and phase.startswith(_EXPORT_PHASE_PREFIX):
-                return True
-        frame = frame.f_back
-    return False
-
+from ms_bcewl._mindspore_internals import exporting
 
 class _InExport(PrimitiveWithInfer):
     """``in_export()`` is True in a graph compiled for an export, which infers this constant primitive's value

@@ -1,4 +1,4 @@
-"""The Ascend backend of ms_bcewl.bcewl_primitives: the CANN op package's two kernels, composed with MindSpore ops.
+"""The Ascend backend of ms_bcewl._primitives: the CANN op package's two kernels, composed with MindSpore ops.
 
 primitives.GRAPH_FORWARD and PYNATIVE_FORWARD hold these losses instead of the host library's AOT primitives when
 ``mindspore.get_context("device_target") == "Ascend"`` at import time (same keys, same call signatures).
@@ -34,7 +34,7 @@ from mindspore.common import dtype as mstype
 from mindspore.ops import CustomRegOp, DataType
 from mindspore.ops.primitive import constexpr
 
-from ms_bcewl.bcewl_validation import REDUCTIONS
+from ms_bcewl._checks import REDUCTIONS
 KERNEL_DTYPES = ("float16", "float32", "bfloat16")
 _DATA_TYPES = {"float16": DataType.F16_Default, "float32": DataType.F32_Default,
                "bfloat16": DataType.BF16_Default}
@@ -141,7 +141,7 @@ def broadcast_axes(shape, input_shape):
 
 
 def runs_on_ascend():
-    """The backend choice of ms_bcewl.bcewl_primitives, made once when the package is imported."""
+    """The backend choice of ms_bcewl._primitives, made once when the package is imported."""
     return ms.get_context("device_target") == "Ascend"
 
 
@@ -359,7 +359,7 @@ _LOSS_CLASSES = {(False, False): _PlainLoss, (True, False): _WeightLoss, (False,
 
 
 def forward_table(kernels):
-    """GRAPH_FORWARD of ms_bcewl.bcewl_primitives: {(has_weight, has_pos_weight, reduction): loss}, built once."""
+    """GRAPH_FORWARD of ms_bcewl._primitives: {(has_weight, has_pos_weight, reduction): loss}, built once."""
     return {(has_weight, has_pos_weight, reduction): loss_class(kernels, has_weight, has_pos_weight, reduction)
             for (has_weight, has_pos_weight), loss_class in _LOSS_CLASSES.items() for reduction in REDUCTIONS}
 

@@ -38,8 +38,9 @@ from pathlib import Path
 import mindspore
 from mindspore import ops
 
-from ms_bcewl import bcewl_ascend_dispatch as ascend_dispatch
-from ms_bcewl._bcewl_library import LIBRARY_DIR
+from ms_bcewl import _ascend_kernels as ascend_kernels
+from ms_bcewl._library import LIBRARY_DIR
+from ms_bcewl._mindspore_internals import launch_blocking
 
 SOURCE = LIBRARY_DIR / "pyboost_entries.cpp"
 INCLUDE_DIR = LIBRARY_DIR / "include"
@@ -61,18 +62,6 @@ def choice_from(environ):
     if choice not in CHOICES:
         raise ValueError(f"ms_bcewl: {PATH_VARIABLE}={choice!r} is not one of {', '.join(CHOICES)}.")
     return choice
-
-
-try:
-    from mindspore._c_expression import RuntimeConf  # MindSpore has no public getter for launch_blocking()
-    _RUNTIME_CONF = RuntimeConf.get_instance()
-except (ImportError, AttributeError):
-    _RUNTIME_CONF = None
-
-
-def launch_blocking():
-    """Whether mindspore.runtime.launch_blocking() was called (False where MindSpore cannot say)."""
-    return _RUNTIME_CONF is not None and _RUNTIME_CONF.is_launch_blocking()
 
 
 ASYNC_RUNTIME_REFUSED = (
@@ -359,7 +348,7 @@ def prepare_module(folder, wait_for_compile):
 def describe(choice, environ, gate=None):
     """One line for `ms-bcewl info`: the setting, what it does, and whether this machine's module is built (or why
     this MindSpore release never takes the pyboost path: `gate`)."""
-    if ascend_dispatch.runs_on_ascend():
+    if ascend_kernels.runs_on_ascend():
         return "ops.Custom primitives (Ascend backend)"
     if choice not in CHOICES:
         return f"{PATH_VARIABLE}={choice!r} is not one of {', '.join(CHOICES)}: PyNative calls raise ValueError"
@@ -386,7 +375,7 @@ class PyboostPath:
     take it."""
 
     def __init__(self, choice, prepare=prepare_module, locate=default_folder, gate=None):
-        self.choice = "aot" if ascend_dispatch.runs_on_ascend() else choice
+        self.choice = "aot" if ascend_kernels.runs_on_ascend() else choice
         self.gate = gate  # pyboost_gate() of the MindSpore release: where set, no call takes the pyboost path
         self._prepare, self._locate = prepare, locate
         self._loss = None

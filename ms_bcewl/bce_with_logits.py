@@ -1,16 +1,18 @@
-"""ms_bcewl.binary_cross_entropy_with_logits: validate, pick the primitive of the variant (or, in PyNative, the
-pyboost loss where bcewl_pyboost_path.py chooses it), call it."""
+"""The loss: ``binary_cross_entropy_with_logits`` (validate, pick the primitive of the variant or, in PyNative, the
+pyboost loss where _pyboost.py chooses it, call it) and its Cell ``BCEWithLogitsLoss``, side by side."""
 import threading
 
-from mindspore import Tensor
+from mindspore import Tensor, nn
 
-from ms_bcewl.bcewl_export import in_export, standard_loss
-from ms_bcewl.bcewl_mixed_precision import cast_arguments
-from ms_bcewl.bcewl_primitives import GRAPH_FORWARD, PYNATIVE_FORWARD, in_graph
-from ms_bcewl.bcewl_pyboost_path import PYBOOST
-from ms_bcewl.bcewl_validation import REDUCTION_CODES, check_arguments, check_initialized, describe
+from ms_bcewl._export import in_export, standard_loss
+from ms_bcewl._mindspore_internals import cast_arguments
+from ms_bcewl._primitives import GRAPH_FORWARD, PYNATIVE_FORWARD, in_graph
+from ms_bcewl._pyboost import PYBOOST
+from ms_bcewl._checks import (REDUCTION_CODES, check_arguments, check_initialized, check_is_tensor, check_reduction,
+                             describe)
 
 _API = "binary_cross_entropy_with_logits"
+_CELL_API = "BCEWithLogitsLoss"
 # MindSpore's PyNative runtime compiles the first call of a primitive's signature into a cache it does not guard
 # against other threads: concurrent calls got other threads' values, raised or crashed. So primitive calls reach
 # MindSpore one at a time, as from a single thread; their kernels still run asynchronously.
@@ -48,7 +50,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     has_weight, has_pos_weight = isinstance(weight, Tensor), isinstance(pos_weight, Tensor)
     variant = (has_weight, has_pos_weight, reduction)
     # Graphs fold the constant in_graph() and never compile the PyNative branch (whose `with` they could not).
-    # An export's graph takes standard operators, which its file can carry (bcewl_export.py).
+    # An export's graph takes standard operators, which its file can carry (_export.py).
     if in_graph():
         if in_export():
             loss = standard_loss(input, target, weight, pos_weight, reduction)
@@ -59,8 +61,30 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     return loss
 
 
+class BCEWithLogitsLoss(nn.Cell):
+    r"""BCEWithLogits loss as a Cell: ``BCEWithLogitsLoss(reduction='mean', weight=None, pos_weight=None)``,
+    called as ``loss(input, target)``.
+
+    Same arguments and order as ``mindspore.nn.BCEWithLogitsLoss``. ``weight`` and ``pos_weight`` may be Tensors
+    (constants) or Parameters, which receive real gradients and train. See
+    :func:`ms_bcewl.binary_cross_entropy_with_logits` for the formula, dtypes, shapes and errors.
+    """
+
+    def __init__(self, reduction="mean", weight=None, pos_weight=None):
+        super().__init__()
+        check_reduction(_CELL_API, reduction)
+        check_is_tensor(_CELL_API, "weight", weight, True)
+        check_is_tensor(_CELL_API, "pos_weight", pos_weight, True)
+        self.reduction = reduction
+        self.weight = weight
+        self.pos_weight = pos_weight
+
+    def construct(self, input, target):  # pylint: disable=redefined-builtin
+        return binary_cross_entropy_with_logits(input, target, self.weight, self.pos_weight, self.reduction)
+
+
 def _pynative_loss(input, target, weight, pos_weight, variant, reduction):  # pylint: disable=redefined-builtin
-    """The pyboost loss where bcewl_pyboost_path.py chooses it, else the PyNative primitive, called once no other
+    """The pyboost loss where _pyboost.py chooses it, else the PyNative primitive, called once no other
     thread is in a primitive call of the loss."""
     check_initialized(_API, input, target, weight, pos_weight)
     input, target, weight, pos_weight = cast_arguments(input, target, weight, pos_weight)

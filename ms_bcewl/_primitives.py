@@ -1,0 +1,327 @@
+"""The ops.Custom primitives: forward and its gradients side by side, built once per variant and reduction.
+
+Every primitive is created when the package is imported, because graph mode cannot create a primitive while it
+compiles; calls only look one up. A variant says which optional inputs are passed (absent ones are not passed
+at all) and picks the native entry point of that (operation, variant, reduction) from the library's registry
+(aot_entries(); aclnn_adapter/src/aot/aot_registry.h). Output dtypes are the dtype of the argument each output
+belongs to.
+
+Output shapes come from one of two places, hence two tables with the same keys:
+- GRAPH_FORWARD, keyed (has_weight, has_pos_weight, reduction): the library's C++ InferShape, so that dynamic
+  shapes (-1 dims) work when a graph is compiled;
+- PYNATIVE_FORWARD, keyed (..., target dtype): a Python shape function. PyNative infers every call anew, and
+  MindSpore's C++ infer path for AOT ops costs a third of a small call (docs/performance.md); PyNative shapes are
+  always concrete, so the Python function is all it needs.
+``in_graph()`` tells the two apart at a call site (bce_with_logits.py).
+"""
+import mindspore as ms
+from mindspore import ops
+from mindspore.ops import CustomRegOp, DataType, PrimitiveWithInfer
+
+from ms_bcewl import _ascend_kernels as ascend_kernels
+from ms_bcewl._library import aot_entries, library_path
+from ms_bcewl._checks import SUPPORTED_DTYPES
+
+def _input_names(has_weight, has_pos_weight):
+    names = ["input", "target"]
+    if has_weight:
+        names.append("weight")
+    if has_pos_weight:
+        names.append("pos_weight")
+    return names
+
+
+def _custom(entry, input_names, output_names, output_dtype, output_shape, bprop=None):
+    """An AOT primitive on the host library. output_dtype: a fixed dtype or a function of the input dtypes;
+    output_shape: a function of the input shapes, or None for the library's InferShape (one output only)."""
+    reg = CustomRegOp(entry)
+    for index, name in enumerate(input_names):
+        reg = reg.input(index, name)
+    for index, name in enumerate(output_names):
+        reg = reg.output(index, name)
+    formats = [DataType.None_None] * (len(input_names) + len(output_names))
+    reg = reg.dtype_format(*formats).target("CPU")
+    return ops.Custom(f"{library_path()}:{entry}", out_shape=output_shape, out_dtype=output_dtype,
+                      func_type="aot", bprop=bprop, reg_info=reg.get_op_info())
+
+
+def _shape_of(*positions):
+    if len(positions) == 1:
+        return lambda *shapes: shapes[positions[0]]
+    return lambda *shapes: [shapes[position] for position in positions]
+
+
+def _scalar_shape(*shapes):
+    return []
+
+
+def _dtype_of(*positions):
+    if len(positions) == 1:
+        return lambda *dtypes: dtypes[positions[0]]
+    return lambda *dtypes: [dtypes[position] for position in positions]
+
+
+class _InGraph(PrimitiveWithInfer):
+    """``in_graph()`` is True where MindSpore compiles the call into a graph (GRAPH_MODE, mindspore.jit), which
+    infers a constant primitive's value, and False where Python runs it (PyNative), which calls it."""
+
+    def __init__(self):
+        super().__init__("ms_bcewl_in_graph")
+        self.set_const_prim(True)
+
+    def __infer__(self):
+        return {"dtype": None, "shape": None, "value": True}
+
+    def __call__(self):
+        return False
+
+
+in_graph = _InGraph()
+
+
+def _gradient_primitives(has_weight, has_pos_weight, reduction):
+    """Primitives (dx, dy, dw or None, dp or None, all); each takes (dout, input, target, [weight], [pos_weight]);
+    ``all`` returns the gradient of every input it takes, from one pass over the inputs where it can.
+
+    dx, dy, dw and dp infer their shapes with the library's InferShape: graphs need it for dynamic shapes. ``all``
+    infers them in Python, so a bprop calls it only where Python runs the bprop (not in_graph()); a graph calls the
+    single gradients, which lets it drop those it does not need. Every one of them has a bprop of its own
+    (below), so that a gradient of these gradients is real; ``all``'s takes one cotangent per
+    output, in one formula with the single ones'."""
+    names = ["dout"] + _input_names(has_weight, has_pos_weight)
+    inputs = names[1:]
+
+    def entry(operation):
+        return aot_entries()[(operation, has_weight, has_pos_weight, reduction)].symbol
+
+    def grad(operation, of):
+        return _custom(entry(operation), names, [f"d_{of}"],
+                       _dtype_of(names.index(of)), None, gradient_bprop(reduction, has_weight, has_pos_weight, of))
+
+    positions = [names.index(name) for name in inputs]
+    grad_all = _custom(entry("grad_all"), names, [f"d_{name}" for name in inputs],
+                        _dtype_of(*positions), _shape_of(*positions),
+                        gradient_bprop(reduction, has_weight, has_pos_weight))
+    return (grad("grad_self", "input"), grad("grad_target", "target"),
+            grad("grad_weight", "weight") if has_weight else None,
+            grad("grad_pos_weight", "pos_weight") if has_pos_weight else None, grad_all)
+
+
+def _bprop(grads):
+    """A bprop with the forward's signature; it returns one gradient per forward input."""
+    dx, dy, dw, dp, grad_all = grads
+    if dw is not None and dp is not None:
+        def bprop_weight_pos_weight(x, y, w, p, out, dout):
+            if in_graph():
+                return dx(dout, x, y, w, p), dy(dout, x, y, w, p), dw(dout, x, y, w, p), dp(dout, x, y, w, p)
+            return grad_all(dout, x, y, w, p)
+        return bprop_weight_pos_weight
+    da = dw if dw is not None else dp
+    if da is not None:
+        def bprop_one_weight(x, y, a, out, dout):
+            if in_graph():
+                return dx(dout, x, y, a), dy(dout, x, y, a), da(dout, x, y, a)
+            return grad_all(dout, x, y, a)
+        return bprop_one_weight
+
+    def bprop_plain(x, y, out, dout):
+        if in_graph():
+            return dx(dout, x, y), dy(dout, x, y)
+        return grad_all(dout, x, y)
+    return bprop_plain
+
+
+def _host_forward_table(for_graph):
+    """GRAPH_FORWARD (for_graph) or PYNATIVE_FORWARD, whose keys also name the target's dtype: one loss per
+    forward entry of the library's registry."""
+    table = {}
+    forward_entries = [entry for entry in aot_entries().values() if entry.operation == "forward"]
+    for entry in forward_entries:
+        has_weight, has_pos_weight, reduction = entry.has_weight, entry.has_pos_weight, entry.reduction
+        names = _input_names(has_weight, has_pos_weight)
+        bprop = _bprop(_gradient_primitives(has_weight, has_pos_weight, reduction))
+        key = (has_weight, has_pos_weight, reduction)
+        dtype_of_target = _dtype_of(names.index("target"))
+        if for_graph:
+            table[key] = _custom(entry.symbol, names, ["loss"], dtype_of_target, None, bprop)
+        elif reduction != "none":
+            # A 0-d output keeps a dtype function: with a fixed dtype, MindSpore 2.10 fails in a PyNative Cell
+            # with dynamic inputs (set_inputs): "The pointer[shape_vector] is null" (CreateGraphOutputKernelTensor).
+            loss = _custom(entry.symbol, names, ["loss"], dtype_of_target, _scalar_shape, bprop)
+            table.update({key + (dtype,): loss for dtype in SUPPORTED_DTYPES})
+        else:
+            # A fixed dtype also spares each call the Python dtype function.
+            table.update({key + (dtype,): _custom(entry.symbol, names, ["loss"], dtype, _shape_of(0), bprop)
+                          for dtype in SUPPORTED_DTYPES})
+    return table
+
+
+# ---- Second order: the bprops of the gradient primitives, so that gradients of gradients are real ----
+# (docs/contract.md §4)
+#
+# With x input, y target, w weight, p pos_weight (1 where absent), g the loss's upstream gradient, s = 1/numel(x) for
+# mean and 1 otherwise, a = 1 + (p - 1) y and logsig(x) = log(sigmoid(x)), the first-order gradients are, per element
+# and before dw and dp are summed to the shapes of w and p:
+#     dx = w (a sigmoid(x) - p y) g s        dy = w (-x - (p - 1) logsig(x)) g s
+#     dw = ((1 - y) x - a logsig(x)) g s     dp = -w y logsig(x) g s
+# A gradient primitive's bprop gets a cotangent c for its output and returns the gradient of sum(c * output) with
+# respect to each of its inputs (g, x, y, w, p). They are written with MindSpore's differentiable operations, in
+# float32 like the loss, so that third and higher orders follow by MindSpore's own autodiff.
+_OUTPUTS = ("input", "target", "weight", "pos_weight")
+
+
+def _log_sigmoid(x):
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)) with min(x, 0) as (x - |x|) / 2 where x <= 0: its derivative
+    as MindSpore differentiates it is sigmoid(-x) at every x, 0 included (where |x|'s derivative is 0), and it is 0,
+    not inf - inf, at x = +inf."""
+    return ops.where(x > 0, ops.zeros_like(x), 0.5 * (x - ops.abs(x))) - ops.log1p(ops.exp(-ops.abs(x)))
+
+
+def _float32(tensor):
+    return None if tensor is None else ops.cast(tensor, ms.float32)
+
+
+def _product(factor, term):
+    """factor * term, but 0 where a zero factor meets an infinite term (the limit, docs/contract.md "Infinities and
+    NaN"). Only there: elsewhere the product and its derivatives are the plain ones."""
+    product = factor * term
+    if not isinstance(term, ms.Tensor):  # a finite constant
+        return product
+    return ops.where(ops.logical_and(factor == 0, ops.isinf(term)), ops.zeros_like(product), product)
+
+
+def _times(cotangent, term):
+    """cotangent * term; None (a zero) where no cotangent was given."""
+    return None if cotangent is None else _product(cotangent, term)
+
+
+def _weighted(factor, term):
+    """factor * term, where an absent factor (a weight not passed, None) is 1 and an absent term stays absent."""
+    return term if factor is None or term is None else _product(factor, term)
+
+
+def _total(*terms):
+    """The sum of the terms present; None if none is."""
+    total = None
+    for term in terms:
+        if term is not None:
+            total = term if total is None else total + term
+    return total
+
+
+def _elementwise_terms(x, y, p):
+    """The elementwise pieces of the first-order gradients and of their derivatives, in float32: sigmoid(x),
+    sigmoid(-x), logsig(x), a, then unit_dx, unit_dy, unit_dp (dx, dy and dp without their factor w g s) and
+    dw_term (dw's elementwise term without g s). A tuple, not an object: graphs compile tuples."""
+    sigmoid = ops.sigmoid(x)
+    sigmoid_of_minus_x = ops.sigmoid(-x)  # 1 - sigmoid(x) with full precision where sigmoid(x) is near 1
+    log_sigmoid, log_sigmoid_of_minus_x = _log_sigmoid(x), _log_sigmoid(-x)
+    p_y = y if p is None else p * y
+    a = 1.0 - y + p_y  # 1 + (p - 1) y
+    unit_dx = a * sigmoid - p_y
+    # x = logsig(x) - logsig(-x) turns dy and the loss into sums without inf - inf at x = +-inf
+    unit_dy = -x if p is None else log_sigmoid_of_minus_x - _product(p, log_sigmoid)
+    dw_term = -_product(1.0 - y, log_sigmoid_of_minus_x) - _product(p_y, log_sigmoid)
+    return sigmoid, sigmoid_of_minus_x, log_sigmoid, a, unit_dx, unit_dy, -_product(y, log_sigmoid), dw_term
+
+
+def _sum_to(tensor, like):
+    """The gradient of a tensor broadcast from `like`'s shape: summed over the broadcast dimensions (None stays)."""
+    if tensor is None or tensor.shape == like.shape:
+        return tensor
+    return tensor.sum_to_size(like.shape)
+
+
+def second_order(reduction, arguments, cotangents):
+    """Gradients of sum_k sum(c_k * d_k), d_k the first-order gradient of argument k of the loss, with respect to
+    each input of a gradient primitive.
+
+    arguments: (dout, input, target, weight or None, pos_weight or None) as the primitive takes them;
+    cotangents: (c_input, c_target, c_weight, c_pos_weight), None for a gradient not asked for.
+    Returns the gradients of dout, input, target and the weights present, each in its argument's dtype."""
+    dout, x, y, w, p = arguments
+    c_x, c_y, c_w, c_p = (_float32(cotangents[0]), _float32(cotangents[1]), _float32(cotangents[2]),
+                          _float32(cotangents[3]))
+    xf, yf, wf, pf = _float32(x), _float32(y), _float32(w), _float32(p)
+    sigmoid, sigmoid_of_minus_x, log_sigmoid, a, unit_dx, unit_dy, unit_dp, dw_term = _elementwise_terms(xf, yf, pf)
+    scale = 1.0 / max(x.size, 1) if reduction == "mean" else 1.0
+    gs = _float32(dout) * scale
+
+    # Q = sum_k c_k d_k / (g s), elementwise: d(output)/d(dout) is Q s, summed for a 0-d dout
+    weighted = _total(_times(c_x, unit_dx), _times(c_y, unit_dy), _times(c_p, unit_dp))
+    q = _total(_weighted(wf, weighted), _times(c_w, dw_term))
+    d_dout = q * scale if reduction == "none" else q.sum() * scale
+
+    d_unit_dx_dx = a * sigmoid * sigmoid_of_minus_x
+    d_unit_dy_dx = -1.0 if pf is None else -1.0 - (pf - 1.0) * sigmoid_of_minus_x
+    d_unit_dp_dx = -yf * sigmoid_of_minus_x  # also d(unit_dx)/dp
+    along_x = _total(_times(c_x, d_unit_dx_dx), _times(c_y, d_unit_dy_dx), _times(c_p, d_unit_dp_dx))
+    d_x = _weighted(gs, _total(_weighted(wf, along_x), _times(c_w, unit_dx)))  # d(dw)/dx = unit_dx
+
+    d_unit_dx_dy = -1.0 if pf is None else -(pf * sigmoid_of_minus_x + sigmoid)
+    along_y = _total(_times(c_x, d_unit_dx_dy), _times(c_p, -log_sigmoid))
+    d_y = _weighted(gs, _total(_weighted(wf, along_y), _times(c_w, unit_dy)))  # d(dw)/dy = unit_dy
+
+    grads = (_as_gradient(d_dout, dout), _as_gradient(d_x, x), _as_gradient(d_y, y))
+    if w is not None:
+        grads = grads + (_as_gradient(_sum_to(_weighted(gs, weighted), w), w),)
+    if p is not None:
+        along_p = _total(_times(c_x, d_unit_dp_dx), _times(c_y, -log_sigmoid))
+        grads = grads + (_as_gradient(_sum_to(_weighted(gs, _total(_weighted(wf, along_p),
+                                                                      _times(c_w, unit_dp))), p), p),)
+    return grads
+
+
+def _as_gradient(gradient, argument):
+    """A gradient in its argument's dtype; None (no cotangent reaches the argument: d(dy)/dy, d(dw)/dw and
+    d(dp)/dp are 0) as zeros."""
+    return ops.zeros_like(argument) if gradient is None else ops.cast(gradient, argument.dtype)
+
+
+def _pick(cotangent, position):
+    """A bprop's cotangent for one output: None (not an output), the whole cotangent (-1) or its item `position`."""
+    if position is None:
+        return None
+    return cotangent if position == -1 else cotangent[position]
+
+
+def gradient_bprop(reduction, has_weight, has_pos_weight, of=None):
+    """The bprop of the gradient primitive whose output is the gradient of argument `of` ("input", "target",
+    "weight", "pos_weight"), or, for of None, a tuple of the gradients of every argument present. Graphs need a
+    bprop's parameters spelled out, hence one signature per variant."""
+    present = [name for name, has in zip(_OUTPUTS, (True, True, has_weight, has_pos_weight)) if has]
+    positions = tuple((present.index(name) if name in present else None) if of is None else
+                      (-1 if name == of else None) for name in _OUTPUTS)
+
+    def gradients(dout, x, y, w, p, cotangent):
+        cotangents = (_pick(cotangent, positions[0]), _pick(cotangent, positions[1]),
+                      _pick(cotangent, positions[2]), _pick(cotangent, positions[3]))
+        return second_order(reduction, (dout, x, y, w, p), cotangents)
+
+    if has_weight and has_pos_weight:
+        def bprop_weight_pos_weight(dout, x, y, w, p, out, cotangent):
+            return gradients(dout, x, y, w, p, cotangent)
+        return bprop_weight_pos_weight
+    if has_weight:
+        def bprop_weight(dout, x, y, w, out, cotangent):
+            return gradients(dout, x, y, w, None, cotangent)
+        return bprop_weight
+    if has_pos_weight:
+        def bprop_pos_weight(dout, x, y, p, out, cotangent):
+            return gradients(dout, x, y, None, p, cotangent)
+        return bprop_pos_weight
+
+    def bprop_plain(dout, x, y, out, cotangent):
+        return gradients(dout, x, y, None, None, cotangent)
+    return bprop_plain
+
+
+# ---- Backend choice, made once at import (everything above is the host backend) ----
+# With device_target "Ascend" both tables hold ms_bcewl/_ascend_kernels.py's losses over the CANN op package's
+# kernels instead (one loss for every dtype of a PyNative key); same keys and call signatures.
+if ascend_kernels.runs_on_ascend():
+    GRAPH_FORWARD = ascend_kernels.forward_table(ascend_kernels.aclnn_kernels())
+    PYNATIVE_FORWARD = {key + (dtype,): loss for key, loss in GRAPH_FORWARD.items() for dtype in SUPPORTED_DTYPES}
+else:
+    GRAPH_FORWARD = _host_forward_table(for_graph=True)
+    PYNATIVE_FORWARD = _host_forward_table(for_graph=False)
