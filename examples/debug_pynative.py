@@ -56,9 +56,9 @@ def show_largest_losses(loss_fn, logits, y, count):
 def show_gradients(loss_fn, logits, y):
     """d loss / d (input, target) by position and d loss / d (weight, pos_weight) as Parameters."""
     grad_fn = ms.grad(loss_fn, grad_position=(0, 1), weights=loss_fn.trainable_params())
-    (d_input, d_target), (d_weight, d_pos_weight) = grad_fn(logits, y)
+    (dx, dy), (dw, dp) = grad_fn(logits, y)
     print("\n2. gradients of the mean loss:")
-    for name, grad in (("input", d_input), ("target", d_target), ("weight", d_weight), ("pos_weight", d_pos_weight)):
+    for name, grad in (("input", dx), ("target", dy), ("weight", dw), ("pos_weight", dp)):
         values = grad.asnumpy()
         print(f"   d/d {name:10s} shape {str(values.shape):8s} |max| {np.abs(values).max():.6f}  "
               f"sum {values.sum():+.6f}")
@@ -66,7 +66,7 @@ def show_gradients(loss_fn, logits, y):
     w, p = loss_fn.weight.asnumpy(), loss_fn.pos_weight.asnumpy()
     expected = w * ((p * t + 1 - t) / (1 + np.exp(-x)) - p * t) / x.size
     print(f"   d/d input against w*((p*y + 1 - y)*sigmoid(x) - p*y)/n: max difference "
-          f"{np.abs(d_input.asnumpy() - expected).max():.2e}")
+          f"{np.abs(dx.asnumpy() - expected).max():.2e}")
 
 
 def show_bad_calls(loss_fn, logits, y):

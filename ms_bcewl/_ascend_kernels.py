@@ -322,7 +322,7 @@ class _Loss(nn.Cell):
         return grads
 
 
-class _PlainLoss(_Loss):
+class _LossPlain(_Loss):
     def construct(self, x, y):
         return self._loss(x, y, None, None)
 
@@ -330,7 +330,7 @@ class _PlainLoss(_Loss):
         return self._gradients(x, y, None, None, dout)
 
 
-class _WeightLoss(_Loss):
+class _LossW(_Loss):
     def construct(self, x, y, w):
         return self._loss(x, y, w, None)
 
@@ -338,7 +338,7 @@ class _WeightLoss(_Loss):
         return self._gradients(x, y, w, None, dout)
 
 
-class _PosWeightLoss(_Loss):
+class _LossP(_Loss):
     def construct(self, x, y, p):
         return self._loss(x, y, None, p)
 
@@ -346,7 +346,7 @@ class _PosWeightLoss(_Loss):
         return self._gradients(x, y, None, p, dout)
 
 
-class _WeightPosWeightLoss(_Loss):
+class _LossWp(_Loss):
     def construct(self, x, y, w, p):
         return self._loss(x, y, w, p)
 
@@ -354,8 +354,8 @@ class _WeightPosWeightLoss(_Loss):
         return self._gradients(x, y, w, p, dout)
 
 
-_LOSS_CLASSES = {(False, False): _PlainLoss, (True, False): _WeightLoss, (False, True): _PosWeightLoss,
-                 (True, True): _WeightPosWeightLoss}
+_LOSS_CLASSES = {(False, False): _LossPlain, (True, False): _LossW, (False, True): _LossP,
+                 (True, True): _LossWp}
 
 
 def forward_table(kernels):

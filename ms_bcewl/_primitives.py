@@ -22,6 +22,10 @@ from ms_bcewl import _ascend_kernels as ascend_kernels
 from ms_bcewl._library import aot_entries, library_path
 from ms_bcewl._checks import SUPPORTED_DTYPES
 
+# The gradient of each input, as the library's operations and these primitives' outputs name it.
+GRADIENT_OF = {"input": "grad_self", "target": "grad_target", "weight": "grad_weight", "pos_weight": "grad_pos_weight"}
+
+
 def _input_names(has_weight, has_pos_weight):
     names = ["input", "target"]
     if has_weight:
@@ -94,35 +98,34 @@ def _gradient_primitives(has_weight, has_pos_weight, reduction):
     def entry(operation):
         return aot_entries()[(operation, has_weight, has_pos_weight, reduction)].symbol
 
-    def grad(operation, of):
-        return _custom(entry(operation), names, [f"d_{of}"],
+    def grad(of):
+        return _custom(entry(GRADIENT_OF[of]), names, [GRADIENT_OF[of]],
                        _dtype_of(names.index(of)), None, gradient_bprop(reduction, has_weight, has_pos_weight, of))
 
     positions = [names.index(name) for name in inputs]
-    grad_all = _custom(entry("grad_all"), names, [f"d_{name}" for name in inputs],
+    grad_all = _custom(entry("grad_all"), names, [GRADIENT_OF[name] for name in inputs],
                         _dtype_of(*positions), _shape_of(*positions),
                         gradient_bprop(reduction, has_weight, has_pos_weight))
-    return (grad("grad_self", "input"), grad("grad_target", "target"),
-            grad("grad_weight", "weight") if has_weight else None,
-            grad("grad_pos_weight", "pos_weight") if has_pos_weight else None, grad_all)
+    return (grad("input"), grad("target"), grad("weight") if has_weight else None,
+            grad("pos_weight") if has_pos_weight else None, grad_all)
 
 
 def _bprop(grads):
     """A bprop with the forward's signature; it returns one gradient per forward input."""
     dx, dy, dw, dp, grad_all = grads
     if dw is not None and dp is not None:
-        def bprop_weight_pos_weight(x, y, w, p, out, dout):
+        def bprop_wp(x, y, w, p, out, dout):
             if in_graph():
                 return dx(dout, x, y, w, p), dy(dout, x, y, w, p), dw(dout, x, y, w, p), dp(dout, x, y, w, p)
             return grad_all(dout, x, y, w, p)
-        return bprop_weight_pos_weight
+        return bprop_wp
     da = dw if dw is not None else dp
     if da is not None:
-        def bprop_one_weight(x, y, a, out, dout):
+        def bprop_w_or_p(x, y, a, out, dout):
             if in_graph():
                 return dx(dout, x, y, a), dy(dout, x, y, a), da(dout, x, y, a)
             return grad_all(dout, x, y, a)
-        return bprop_one_weight
+        return bprop_w_or_p
 
     def bprop_plain(x, y, out, dout):
         if in_graph():
@@ -167,7 +170,7 @@ def _host_forward_table(for_graph):
 # A gradient primitive's bprop gets a cotangent c for its output and returns the gradient of sum(c * output) with
 # respect to each of its inputs (g, x, y, w, p). They are written with MindSpore's differentiable operations, in
 # float32 like the loss, so that third and higher orders follow by MindSpore's own autodiff.
-_OUTPUTS = ("input", "target", "weight", "pos_weight")
+_INPUTS = tuple(GRADIENT_OF)
 
 
 def _log_sigmoid(x):
@@ -289,9 +292,9 @@ def gradient_bprop(reduction, has_weight, has_pos_weight, of=None):
     """The bprop of the gradient primitive whose output is the gradient of argument `of` ("input", "target",
     "weight", "pos_weight"), or, for of None, a tuple of the gradients of every argument present. Graphs need a
     bprop's parameters spelled out, hence one signature per variant."""
-    present = [name for name, has in zip(_OUTPUTS, (True, True, has_weight, has_pos_weight)) if has]
+    present = [name for name, has in zip(_INPUTS, (True, True, has_weight, has_pos_weight)) if has]
     positions = tuple((present.index(name) if name in present else None) if of is None else
-                      (-1 if name == of else None) for name in _OUTPUTS)
+                      (-1 if name == of else None) for name in _INPUTS)
 
     def gradients(dout, x, y, w, p, cotangent):
         cotangents = (_pick(cotangent, positions[0]), _pick(cotangent, positions[1]),
@@ -299,17 +302,17 @@ def gradient_bprop(reduction, has_weight, has_pos_weight, of=None):
         return second_order(reduction, (dout, x, y, w, p), cotangents)
 
     if has_weight and has_pos_weight:
-        def bprop_weight_pos_weight(dout, x, y, w, p, out, cotangent):
+        def bprop_wp(dout, x, y, w, p, out, cotangent):
             return gradients(dout, x, y, w, p, cotangent)
-        return bprop_weight_pos_weight
+        return bprop_wp
     if has_weight:
-        def bprop_weight(dout, x, y, w, out, cotangent):
+        def bprop_w(dout, x, y, w, out, cotangent):
             return gradients(dout, x, y, w, None, cotangent)
-        return bprop_weight
+        return bprop_w
     if has_pos_weight:
-        def bprop_pos_weight(dout, x, y, p, out, cotangent):
+        def bprop_p(dout, x, y, p, out, cotangent):
             return gradients(dout, x, y, None, p, cotangent)
-        return bprop_pos_weight
+        return bprop_p
 
     def bprop_plain(dout, x, y, out, cotangent):
         return gradients(dout, x, y, None, None, cotangent)
