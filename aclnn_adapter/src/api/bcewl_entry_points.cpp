@@ -7,6 +7,7 @@
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_weight_backward.h"
 #include "api/operation.h"
+#include "runtime/error_message.h"
 
 using ms_bcewl::Operation;
 using ms_bcewl::OpOutputs;
@@ -28,7 +29,8 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(
     const aclTensor *self, const aclTensor *target, const aclTensor *weightOptional, const aclTensor *posWeightOptional,
     int64_t reduction, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor) {
   return PlanOperation({Operation::kForward, nullptr, self, target, weightOptional, posWeightOptional, reduction,
-                        Only(&OpOutputs::loss, out), workspaceSize, executor});
+                        Only(&OpOutputs::loss, out)},
+                       workspaceSize, executor);
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(
@@ -36,7 +38,8 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize
     const aclTensor *posWeightOptional, int64_t reduction, aclTensor *out, uint64_t *workspaceSize,
     aclOpExecutor **executor) {
   return PlanOperation({Operation::kGradSelf, gradOutput, self, target, weightOptional, posWeightOptional, reduction,
-                        Only(&OpOutputs::grad_self, out), workspaceSize, executor});
+                        Only(&OpOutputs::grad_self, out)},
+                       workspaceSize, executor);
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(
@@ -44,7 +47,8 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspa
     const aclTensor *posWeightOptional, int64_t reduction, aclTensor *gradTarget, uint64_t *workspaceSize,
     aclOpExecutor **executor) {
   return PlanOperation({Operation::kGradTarget, gradOutput, self, target, weightOptional, posWeightOptional, reduction,
-                        Only(&OpOutputs::grad_target, gradTarget), workspaceSize, executor});
+                        Only(&OpOutputs::grad_target, gradTarget)},
+                       workspaceSize, executor);
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsWeightBackwardGetWorkspaceSize(
@@ -52,7 +56,8 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsWeightBackwardGetWorkspa
     const aclTensor *posWeightOptional, int64_t reduction, aclTensor *gradWeight, uint64_t *workspaceSize,
     aclOpExecutor **executor) {
   return PlanOperation({Operation::kGradWeight, gradOutput, self, target, weight, posWeightOptional, reduction,
-                        Only(&OpOutputs::grad_weight, gradWeight), workspaceSize, executor});
+                        Only(&OpOutputs::grad_weight, gradWeight)},
+                       workspaceSize, executor);
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorkspaceSize(
@@ -60,7 +65,8 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWork
     const aclTensor *posWeight, int64_t reduction, aclTensor *gradPosWeight, uint64_t *workspaceSize,
     aclOpExecutor **executor) {
   return PlanOperation({Operation::kGradPosWeight, gradOutput, self, target, weightOptional, posWeight, reduction,
-                        Only(&OpOutputs::grad_pos_weight, gradPosWeight), workspaceSize, executor});
+                        Only(&OpOutputs::grad_pos_weight, gradPosWeight)},
+                       workspaceSize, executor);
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize(
@@ -69,8 +75,9 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceS
     aclTensor *gradWeightOptional, aclTensor *gradPosWeightOptional, uint64_t *workspaceSize,
     aclOpExecutor **executor) {
   const OpOutputs outputs{nullptr, gradSelf, gradTarget, gradWeightOptional, gradPosWeightOptional};
-  return PlanOperation({Operation::kGradAll, gradOutput, self, target, weightOptional, posWeightOptional, reduction,
-                        outputs, workspaceSize, executor});
+  return PlanOperation(
+      {Operation::kGradAll, gradOutput, self, target, weightOptional, posWeightOptional, reduction, outputs},
+      workspaceSize, executor);
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAndAllGradientsGetWorkspaceSize(
@@ -78,8 +85,23 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAndAllGradientsGetWorksp
     int64_t reduction, aclTensor *out, aclTensor *gradSelf, aclTensor *gradTarget, aclTensor *gradWeightOptional,
     aclTensor *gradPosWeightOptional, uint64_t *workspaceSize, aclOpExecutor **executor) {
   const OpOutputs outputs{out, gradSelf, gradTarget, gradWeightOptional, gradPosWeightOptional};
-  return PlanOperation({Operation::kLossAndAllGradients, nullptr, self, target, weightOptional, posWeightOptional,
-                        reduction, outputs, workspaceSize, executor});
+  return PlanOperation(
+      {Operation::kLossAndAllGradients, nullptr, self, target, weightOptional, posWeightOptional, reduction, outputs},
+      workspaceSize, executor);
+}
+
+// The two phases of any operation for the package's MindSpore entries (include/ms_bcewl/entry_support.h).
+extern "C" aclnnStatus msBcewlPlanOperation(const ms_bcewl::OpArguments *arguments, uint64_t *workspaceSize,
+                                            aclOpExecutor **executor) {
+  if (arguments == nullptr) {
+    return ms_bcewl::Fail("msBcewlPlanOperation", ACLNN_ERR_PARAM_NULLPTR, "arguments is null.");
+  }
+  return PlanOperation(*arguments, workspaceSize, executor);
+}
+
+extern "C" aclnnStatus msBcewlRunOperation(Operation operation, void *workspace, uint64_t workspaceSize,
+                                           aclOpExecutor *executor, aclrtStream stream) {
+  return RunOperation(operation, workspace, workspaceSize, executor, stream);
 }
 
 // Phase 2 of every operation: the same signature, and it names its operation.

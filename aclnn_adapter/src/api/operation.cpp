@@ -12,6 +12,7 @@
 #include "api/argument_checks.h"
 #include "api/executor.h"
 #include "kernel/element_access.h"
+#include "ms_bcewl/dtypes.h"
 #include "runtime/error_message.h"
 #include "runtime/host_runtime.h"
 #include "tensor/tensor.h"
@@ -21,12 +22,14 @@ namespace {
 
 using kernel::Quantity;
 
+// The kernels' dtype of a tensor that phase 1 accepted (include/ms_bcewl/dtypes.h).
 kernel::DType KernelDType(aclDataType dtype) {
   switch (dtype) {
-    case ACL_FLOAT16:
-      return kernel::DType::kFloat16;
-    case ACL_BF16:
-      return kernel::DType::kBFloat16;
+#define MS_BCEWL_KERNEL_DTYPE_CASE(ms_name, type_id, acl_dtype, kernel_dtype, ...) \
+  case acl_dtype:                                                                  \
+    return kernel::DType::kernel_dtype;
+    MS_BCEWL_FOR_EACH_DTYPE(MS_BCEWL_KERNEL_DTYPE_CASE, )
+#undef MS_BCEWL_KERNEL_DTYPE_CASE
     default:
       return kernel::DType::kFloat32;
   }
@@ -248,22 +251,22 @@ aclnnStatus Run(Operation operation, void *workspace, uint64_t workspace_size, a
 
 }  // namespace
 
-aclnnStatus PlanOperation(const OpArguments &arguments) {
+aclnnStatus PlanOperation(const OpArguments &arguments, uint64_t *workspace_size, aclOpExecutor **executor) {
   const char *api = InfoOf(arguments.operation).plan_api;
   return WithInternalErrorsCaught(api, ACLNN_ERR_INNER, ACLNN_ERR_INNER, [&] {
-    if (arguments.workspace_size != nullptr) {
-      *arguments.workspace_size = 0;
+    if (workspace_size != nullptr) {
+      *workspace_size = 0;
     }
-    if (arguments.executor != nullptr) {
-      *arguments.executor = nullptr;
+    if (executor != nullptr) {
+      *executor = nullptr;
     }
-    const aclnnStatus status = CheckArguments(arguments);
+    const aclnnStatus status = CheckArguments(arguments, workspace_size, executor);
     if (status != ACLNN_SUCCESS) {
       return status;
     }
-    aclOpExecutor *executor = ReleaseToCaller(arguments.operation, PlanWork(arguments));
-    *arguments.workspace_size = executor->workspace_bytes;
-    *arguments.executor = executor;
+    aclOpExecutor *planned = ReleaseToCaller(arguments.operation, PlanWork(arguments));
+    *workspace_size = planned->workspace_bytes;
+    *executor = planned;
     return ACLNN_SUCCESS;
   });
 }
