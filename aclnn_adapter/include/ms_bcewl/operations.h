@@ -49,17 +49,6 @@ constexpr const char *OperationName(Operation operation) { return InfoOf(operati
 constexpr bool TakesGradOutput(Operation operation) { return InfoOf(operation).takes_grad_output; }
 constexpr bool GivesAllGradients(Operation operation) { return InfoOf(operation).gives_all_gradients; }
 
-// The operation of a name in the list; evaluated at compile time where the name is a literal.
-constexpr Operation OperationNamed(const char *name) {
-  for (int index = 0; index < kOperationCount; ++index) {
-    const char *known = kOperationInfo[index].name;
-    int at = 0;
-    while (known[at] != '\0' && known[at] == name[at]) ++at;
-    if (known[at] == name[at]) return static_cast<Operation>(index);
-  }
-  throw "not an operation of MS_BCEWL_FOR_EACH_OPERATION";
-}
-
 // X(name, enumerator, has weight, has pos_weight, ...) for each variant; arguments after X pass through to every X.
 #define MS_BCEWL_FOR_EACH_VARIANT(X, ...)     \
   X(plain, kPlain, false, false, __VA_ARGS__) \

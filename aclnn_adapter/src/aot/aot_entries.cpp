@@ -4,11 +4,11 @@
 // the two-phase aclnn API through entry::Run (include/ms_bcewl/entry_support.h), as the pyboost operators do, so both
 // paths and a C++ caller of aclnn exercise the same checks and kernels.
 //
-// How variants reach the kernel: one exported symbol per (operation, variant, reduction), all generated from the
-// registry (aot_registry.h), which the library also exports as a table for Python (ms_bcewl_aot_registry). The
-// alternative, primitive attrs read through AotExtra, would tie this library to the C++ ABI (std::string by value,
-// vtable layout) of one MindSpore build; a name costs nothing at run time, keeps InferShape free of attrs, and lets one
-// Python primitive per variant be built once and cached. Absent optional inputs are simply not passed.
+// How variants reach the kernel: one exported symbol per (operation, variant, reduction), each a row of the registry
+// (aot_registry.h), which the library also exports as a table for Python (ms_bcewl_aot_registry). The alternative,
+// primitive attrs read through AotExtra, would tie this library to the C++ ABI (std::string by value, vtable layout)
+// of one MindSpore build; a name costs nothing at run time, keeps InferShape free of attrs, and lets one Python
+// primitive per variant be built once and cached. Absent optional inputs are simply not passed.
 //
 // Failures are thrown as std::runtime_error: MindSpore reports a non-zero return code as a bare number, while an
 // exception's message reaches the Python caller as the RuntimeError text.
@@ -36,6 +36,71 @@ using ms_bcewl::ShapeRule;
 using ms_bcewl::Variant;
 using ms_bcewl::entry::Signature;
 using ms_bcewl::entry::ThrowError;
+
+// ---- What an entry computes, read from its name: ms_bcewl_<operation>_<variant>_<reduction> ----
+
+// The words of an entry name, as the lists of operations, variants and reductions spell them.
+#define MS_BCEWL_NAME_OF(name, ...) #name,
+constexpr const char *kOperationNames[] = {MS_BCEWL_FOR_EACH_OPERATION(MS_BCEWL_NAME_OF, )};
+constexpr const char *kVariantNames[] = {MS_BCEWL_FOR_EACH_VARIANT(MS_BCEWL_NAME_OF, )};
+constexpr const char *kReductionNames[] = {MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_NAME_OF, )};
+#undef MS_BCEWL_NAME_OF
+#define MS_BCEWL_REDUCTION_CODE(name, constant, code, ...) ms_bcewl::constant,
+constexpr int64_t kReductionCodes[] = {MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_REDUCTION_CODE, )};
+#undef MS_BCEWL_REDUCTION_CODE
+
+struct EntryName {
+  Signature signature;
+  const char *reduction_name;
+  int64_t reduction;
+};
+
+constexpr size_t Length(const char *text) {
+  size_t length = 0;
+  while (text[length] != '\0') ++length;
+  return length;
+}
+
+constexpr bool StartsWith(const char *text, const char *prefix) {
+  for (; *prefix != '\0'; ++text, ++prefix) {
+    if (*text != *prefix) return false;
+  }
+  return true;
+}
+
+// The index of the name that `text` starts with, followed by `end`; text moves past `end`.
+template <size_t kCount>
+constexpr int ReadWord(const char *&text, const char *const (&names)[kCount], char end) {
+  for (size_t k = 0; k < kCount; ++k) {
+    const size_t length = Length(names[k]);
+    if (StartsWith(text, names[k]) && text[length] == end) {
+      text += length + 1;
+      return static_cast<int>(k);
+    }
+  }
+  throw "not an entry name: ms_bcewl_<operation>_<variant>_<reduction>, each as its list spells it";
+}
+
+// Evaluated at compile time for every row of the registry, so a misspelt row fails the build.
+constexpr EntryName ParseEntryName(const char *symbol) {
+  constexpr const char *kPrefix = "ms_bcewl_";
+  if (!StartsWith(symbol, kPrefix)) throw "an entry name starts with ms_bcewl_";
+  const char *rest = symbol + Length(kPrefix);
+  const int operation = ReadWord(rest, kOperationNames, '_');
+  const int variant = ReadWord(rest, kVariantNames, '_');
+  const int reduction = ReadWord(rest, kReductionNames, '\0');
+  return {{static_cast<Operation>(operation), static_cast<Variant>(variant)},
+          kReductionNames[reduction],
+          kReductionCodes[reduction]};
+}
+
+// MindSpore finds an entry's InferShape by this name.
+constexpr bool IsInferShapeOf(const char *infer_shape, const char *symbol) {
+  const char *suffix = infer_shape + Length(symbol);
+  return StartsWith(infer_shape, symbol) && StartsWith(suffix, "InferShape") && Length(suffix) == Length("InferShape");
+}
+
+// ---- One call ----
 
 struct AotCall {
   int nparam;
@@ -145,44 +210,45 @@ std::vector<int64_t> InferShape(const Signature &signature, int64_t reduction, i
   ThrowError("no InferShape for this operation");
 }
 
+// A line of the table Python reads (ms_bcewl/_bcewl_library.py): symbol, operation, has_weight, has_pos_weight,
+// reduction, its aclnn code, and where the output shapes come from.
+std::string TableLine(const char *symbol, bool library_infers_shapes) {
+  const EntryName entry = ParseEntryName(symbol);
+  const auto text = [](bool value) { return value ? " true" : " false"; };
+  return std::string(symbol) + " " + ms_bcewl::OperationName(entry.signature.operation) +
+         text(ms_bcewl::HasWeight(entry.signature.variant)) + text(ms_bcewl::HasPosWeight(entry.signature.variant)) +
+         " " + entry.reduction_name + " " + std::to_string(entry.reduction) +
+         (library_infers_shapes ? " library\n" : " python\n");
+}
+
 }  // namespace
 
-#define MS_BCEWL_AOT_SYMBOL(operation, variant, reduction) ms_bcewl_##operation##_##variant##_##reduction
-#define MS_BCEWL_STRING(token) #token
-#define MS_BCEWL_EXPANDED_STRING(tokens) MS_BCEWL_STRING(tokens)
+// ---- The entries, one per row of the registry ----
 
-// The signature of a registry row, whose operation is named as in MS_BCEWL_FOR_EACH_OPERATION.
-#define MS_BCEWL_AOT_SIGNATURE(operation, has_w, has_p) \
-  (Signature{ms_bcewl::OperationNamed(#operation), ms_bcewl::VariantWith(has_w, has_p)})
-
-#define MS_BCEWL_AOT_INFER_SHAPE_library(operation, variant, reduction, signature, reduction_constant) \
-  MS_BCEWL_AOT_EXPORT std::vector<int64_t> ms_bcewl_##operation##_##variant##_##reduction##InferShape( \
-      int *ndims, int64_t **shapes, void *) {                                                          \
-    static constexpr Signature kSignature = signature;                                                 \
-    return InferShape(kSignature, reduction_constant, ndims, shapes);                                  \
+#define MS_BCEWL_AOT_DEFINE_ENTRY(symbol)                                                                              \
+  MS_BCEWL_AOT_EXPORT int symbol(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *, \
+                                 void *) {                                                                             \
+    static constexpr EntryName kEntry = ParseEntryName(#symbol);                                                       \
+    Launch(kEntry.signature, kEntry.reduction, AotCall{nparam, params, ndims, shapes, dtypes});                        \
+    return 0;                                                                                                          \
   }
-#define MS_BCEWL_AOT_INFER_SHAPE_python(operation, variant, reduction, signature, reduction_constant)
 
-// One reduction of one registry row: the entry, and its InferShape where the row's shapes come from the library.
-#define MS_BCEWL_AOT_ENTRY(reduction, reduction_constant, code, operation, variant, has_w, has_p, shape_source) \
-  MS_BCEWL_AOT_EXPORT int MS_BCEWL_AOT_SYMBOL(operation, variant, reduction)(                                   \
-      int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *, void *) {           \
-    static constexpr Signature kSignature = MS_BCEWL_AOT_SIGNATURE(operation, has_w, has_p);                    \
-    Launch(kSignature, ms_bcewl::reduction_constant, AotCall{nparam, params, ndims, shapes, dtypes});           \
-    return 0;                                                                                                   \
-  }                                                                                                             \
-  MS_BCEWL_AOT_INFER_SHAPE_##shape_source(                                                                      \
-      operation, variant, reduction, MS_BCEWL_AOT_SIGNATURE(operation, has_w, has_p), ms_bcewl::reduction_constant)
+#define MS_BCEWL_AOT_DEFINE_ENTRY_WITH_INFER_SHAPE(symbol, infer_shape)                                \
+  MS_BCEWL_AOT_DEFINE_ENTRY(symbol)                                                                    \
+  static_assert(IsInferShapeOf(#infer_shape, #symbol), #infer_shape " must be " #symbol "InferShape"); \
+  MS_BCEWL_AOT_EXPORT std::vector<int64_t> infer_shape(int *ndims, int64_t **shapes, void *) {         \
+    static constexpr EntryName kEntry = ParseEntryName(#symbol);                                       \
+    return InferShape(kEntry.signature, kEntry.reduction, ndims, shapes);                              \
+  }
 
-// The table line of one entry: symbol, operation, has_weight, has_pos_weight, reduction, aclnn code, shapes.
-#define MS_BCEWL_AOT_TABLE_LINE(reduction, reduction_constant, code, operation, variant, has_w, has_p, shape_source) \
-  MS_BCEWL_EXPANDED_STRING(MS_BCEWL_AOT_SYMBOL(operation, variant, reduction))                                       \
-  " " #operation " " #has_w " " #has_p " " #reduction " " #code " " #shape_source "\n"
+MS_BCEWL_AOT_ENTRIES(MS_BCEWL_AOT_DEFINE_ENTRY, MS_BCEWL_AOT_DEFINE_ENTRY_WITH_INFER_SHAPE)
 
-#define MS_BCEWL_AOT_ROW_ENTRIES(...) MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_AOT_ENTRY, __VA_ARGS__)
-#define MS_BCEWL_AOT_ROW_TABLE_LINES(...) MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_AOT_TABLE_LINE, __VA_ARGS__)
-
-MS_BCEWL_AOT_ENTRIES(MS_BCEWL_AOT_ROW_ENTRIES)
+#define MS_BCEWL_AOT_TABLE_LINE(symbol) +TableLine(#symbol, false)
+#define MS_BCEWL_AOT_TABLE_LINE_WITH_INFER_SHAPE(symbol, infer_shape) +TableLine(#symbol, true)
 
 // Every entry as a line of text, for ms_bcewl/bcewl_primitives.py, which builds its primitives from it.
-MS_BCEWL_AOT_EXPORT const char *ms_bcewl_aot_registry() { return MS_BCEWL_AOT_ENTRIES(MS_BCEWL_AOT_ROW_TABLE_LINES); }
+MS_BCEWL_AOT_EXPORT const char *ms_bcewl_aot_registry() {
+  static const std::string table =
+      std::string() MS_BCEWL_AOT_ENTRIES(MS_BCEWL_AOT_TABLE_LINE, MS_BCEWL_AOT_TABLE_LINE_WITH_INFER_SHAPE);
+  return table.c_str();
+}
