@@ -7,7 +7,6 @@
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_weight_backward.h"
 #include "api/operation.h"
-#include "runtime/error_message.h"
 
 using ms_bcewl::Operation;
 using ms_bcewl::OpOutputs;
@@ -88,20 +87,6 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAndAllGradientsGetWorksp
   return PlanOperation(
       {Operation::kLossAndAllGradients, nullptr, self, target, weightOptional, posWeightOptional, reduction, outputs},
       workspaceSize, executor);
-}
-
-// The two phases of any operation for the package's MindSpore entries (include/ms_bcewl/entry_support.h).
-extern "C" aclnnStatus msBcewlPlanOperation(const ms_bcewl::OpArguments *arguments, uint64_t *workspaceSize,
-                                            aclOpExecutor **executor) {
-  if (arguments == nullptr) {
-    return ms_bcewl::Fail("msBcewlPlanOperation", ACLNN_ERR_PARAM_NULLPTR, "arguments is null.");
-  }
-  return PlanOperation(*arguments, workspaceSize, executor);
-}
-
-extern "C" aclnnStatus msBcewlRunOperation(Operation operation, void *workspace, uint64_t workspaceSize,
-                                           aclOpExecutor *executor, aclrtStream stream) {
-  return RunOperation(operation, workspace, workspaceSize, executor, stream);
 }
 
 // Phase 2 of every operation: the same signature, and it names its operation.

@@ -1,4 +1,5 @@
-// PlanOperation / RunOperation: the two phases shared by every operation.
+// PlanOperation / RunOperation: the two phases shared by every operation, and their exported face for the
+// MindSpore entries.
 #include "api/operation.h"
 
 #include <algorithm>
@@ -278,3 +279,17 @@ aclnnStatus RunOperation(Operation operation, void *workspace, uint64_t workspac
 }
 
 }  // namespace ms_bcewl
+
+// The two phases as the library exports them for its MindSpore entries (include/ms_bcewl/entry_support.h).
+extern "C" aclnnStatus msBcewlPlanOperation(const ms_bcewl::OpArguments *arguments, uint64_t *workspaceSize,
+                                            aclOpExecutor **executor) {
+  if (arguments == nullptr) {
+    return ms_bcewl::Fail("msBcewlPlanOperation", ACLNN_ERR_PARAM_NULLPTR, "arguments is null.");
+  }
+  return ms_bcewl::PlanOperation(*arguments, workspaceSize, executor);
+}
+
+extern "C" aclnnStatus msBcewlRunOperation(ms_bcewl::Operation operation, void *workspace, uint64_t workspaceSize,
+                                           aclOpExecutor *executor, aclrtStream stream) {
+  return ms_bcewl::RunOperation(operation, workspace, workspaceSize, executor, stream);
+}
