@@ -136,20 +136,21 @@ std::string PythonTuple(const ShapeOperand &shape) {
 }
 
 // The sentence of ms_bcewl/bcewl_validation.py for a broken rule; operands[0] is input.
-[[noreturn]] void ThrowAsPython(const BrokenShapeRule &broken, const ShapeOperand *operands, const char *const *names) {
+std::string PythonSentence(const BrokenShapeRule &broken, const ShapeOperand *operands, const char *const *names) {
   const ShapeOperand &operand = operands[broken.operand];
   const std::string name = names[broken.operand];
-  std::string sentence = "'" + name + "' of shape " + PythonTuple(operand) +
-                         " must broadcast to the shape of 'input' " + PythonTuple(operands[0]) +
-                         " without enlarging it.";
-  if (broken.rule == ShapeRule::kRank) {
-    sentence = "'" + name + "' has rank " + std::to_string(operand.rank) + " (shape " + PythonTuple(operand) +
-               "); at most " + std::to_string(ms_bcewl::kMaxRank) + " dimensions are supported.";
-  } else if (broken.rule == ShapeRule::kSameShape) {
-    sentence = "'input' and 'target' must have the same shape, but got input " + PythonTuple(operands[0]) +
-               " and target " + PythonTuple(operand) + ".";
+  switch (broken.rule) {
+    case ShapeRule::kRank:
+      return "'" + name + "' has rank " + std::to_string(operand.rank) + " (shape " + PythonTuple(operand) +
+             "); at most " + std::to_string(ms_bcewl::kMaxRank) + " dimensions are supported.";
+    case ShapeRule::kSameShape:
+      return "'input' and 'target' must have the same shape, but got input " + PythonTuple(operands[0]) +
+             " and target " + PythonTuple(operand) + ".";
+    case ShapeRule::kBroadcast:
+      break;
   }
-  throw std::runtime_error("For 'binary_cross_entropy_with_logits', " + sentence);
+  return "'" + name + "' of shape " + PythonTuple(operand) + " must broadcast to the shape of 'input' " +
+         PythonTuple(operands[0]) + " without enlarging it.";
 }
 
 // Shapes that a graph with dynamic shapes only knows when it runs break the rules here with the sentence Python
@@ -168,7 +169,9 @@ void CheckShapesAsPython(const Signature &signature, const AotCall &call) {
     }
   }
   const auto broken = ms_bcewl::FirstBrokenShapeRule({operands, count, 0, 1, false});
-  if (broken) ThrowAsPython(*broken, operands, names);
+  if (broken) {
+    throw std::runtime_error("For 'binary_cross_entropy_with_logits', " + PythonSentence(*broken, operands, names));
+  }
 }
 
 void Launch(const Signature &signature, int64_t reduction, const AotCall &call) {
@@ -194,7 +197,8 @@ std::vector<int64_t> ShapeOf(int *ndims, int64_t **shapes, int index) {
 std::vector<int64_t> InferShape(const Signature &signature, int64_t reduction, int *ndims, int64_t **shapes) {
   switch (signature.operation) {
     case Operation::kForward:
-      return reduction == ms_bcewl::kReductionNone ? ShapeOf(ndims, shapes, 0) : std::vector<int64_t>{};
+      return reduction == ms_bcewl::kReductionNone ? ShapeOf(ndims, shapes, signature.self_index())
+                                                   : std::vector<int64_t>{};
     case Operation::kGradSelf:
       return ShapeOf(ndims, shapes, signature.self_index());
     case Operation::kGradTarget:

@@ -161,25 +161,30 @@ ms::Tensor LossLike(const Tensors &inputs, int64_t reduction) {
 // A gradient for each of the inputs from `first` on, in their order.
 Tensors GradientsLike(const Tensors &inputs, size_t first) {
   Tensors gradients;
+  gradients.reserve(inputs.size() - first);
   for (size_t k = first; k < inputs.size(); ++k) gradients.push_back(Like(inputs[k]));
   return gradients;
 }
 
 // inputs: self, target, then weight and pos_weight where the variant has them.
-ms::Tensor RunLoss(Variant variant, const Tensors &inputs, int64_t reduction) {
-  return Launch({Operation::kForward, variant}, reduction, inputs, {LossLike(inputs, reduction)})[0];
+ms::Tensor RunLoss(Variant variant, Tensors inputs, int64_t reduction) {
+  Tensors outputs{LossLike(inputs, reduction)};
+  return Launch({Operation::kForward, variant}, reduction, std::move(inputs), std::move(outputs))[0];
 }
 
 // inputs: grad_output, then those of RunLoss.
-Tensors RunAllGradients(Variant variant, const Tensors &inputs, int64_t reduction) {
-  return Launch({Operation::kGradAll, variant}, reduction, inputs, GradientsLike(inputs, 1));
+Tensors RunAllGradients(Variant variant, Tensors inputs, int64_t reduction) {
+  Tensors outputs = GradientsLike(inputs, 1);
+  return Launch({Operation::kGradAll, variant}, reduction, std::move(inputs), std::move(outputs));
 }
 
 // The loss, then the gradients of RunAllGradients for a gradOutput of 1.
-Tensors RunLossAndAllGradients(Variant variant, const Tensors &inputs, int64_t reduction) {
-  Tensors outputs = GradientsLike(inputs, 0);
-  outputs.insert(outputs.begin(), LossLike(inputs, reduction));
-  return Launch({Operation::kLossAndAllGradients, variant}, reduction, inputs, std::move(outputs));
+Tensors RunLossAndAllGradients(Variant variant, Tensors inputs, int64_t reduction) {
+  Tensors outputs;
+  outputs.reserve(inputs.size() + 1);
+  outputs.push_back(LossLike(inputs, reduction));
+  for (ms::Tensor &gradient : GradientsLike(inputs, 0)) outputs.push_back(std::move(gradient));
+  return Launch({Operation::kLossAndAllGradients, variant}, reduction, std::move(inputs), std::move(outputs));
 }
 
 // Whether a tensor holds the single value 1 (a 0-d gradOutput as value_and_grad and grad give a reduced loss).
@@ -203,6 +208,7 @@ ms::Tensor AsMsTensor(const TensorPtr &tensor) { return tensor == nullptr ? ms::
 
 Tensors AsMsTensors(const TensorPtrList &tensors) {
   Tensors converted;
+  converted.reserve(tensors.size());
   for (const TensorPtr &tensor : tensors) converted.push_back(AsMsTensor(tensor));
   return converted;
 }
@@ -263,8 +269,9 @@ struct BceWithLogitsFunction : public Function<BceWithLogitsFunction<kVariant>> 
       }
     }
     const int64_t reduction = mindspore::GetValue<int64_t>(ctx->saved_data[kReduction]);
+    const TensorPtrList saved = ctx->GetSavedTensors();
     TensorPtrList inputs{grad_outputs[0]};
-    for (const TensorPtr &saved : ctx->GetSavedTensors()) inputs.push_back(saved);
+    inputs.insert(inputs.end(), saved.begin(), saved.end());
     for (const ms::Tensor &grad : RunAllGradients(kVariant, AsMsTensors(inputs), reduction)) {
       grads.push_back(grad.tensor());
     }
@@ -293,6 +300,7 @@ ms::Tensor BceWithLogits(const ms::Tensor &self, const ms::Tensor &target, const
   if (!AnyNeedsGrad({self_ptr, target_ptr, weight_ptr, pos_weight_ptr})) {
     // nothing to differentiate: the loss alone, without a Function's bookkeeping
     Tensors inputs{self, target};
+    inputs.reserve(4);
     if (weight_ptr != nullptr) inputs.push_back(*weight);
     if (pos_weight_ptr != nullptr) inputs.push_back(*pos_weight);
     return RunLoss(variant, inputs, reduction);
