@@ -164,7 +164,8 @@ extern "C" {
 
 // The two phases of any operation (docs/contract.md §15), for the package's own MindSpore entries: phase 1 checks
 // every argument in CANN's order and plans the call; phase 2 consumes the executor and runs it. Private to the
-// package, like the AOT entries: C names, so that the pyboost module, compiled apart, links them by name.
+// package, like the AOT entries. C names: the library exports no C++ symbol, and the pyboost module, compiled apart,
+// links these by name.
 ACL_FUNC_VISIBILITY aclnnStatus msBcewlPlanOperation(const ms_bcewl::OpArguments *arguments, uint64_t *workspaceSize,
                                                      aclOpExecutor **executor);
 ACL_FUNC_VISIBILITY aclnnStatus msBcewlRunOperation(ms_bcewl::Operation operation, void *workspace,
