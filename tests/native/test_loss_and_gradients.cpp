@@ -14,21 +14,13 @@
 
 namespace {
 
+using ms_bcewl::OpOutputs;
 using test::HostTensor;
 using test::Operation;
 using test::Scenario;
 using test::Shape;
 
-// The outputs in the order of the C signature; the weight gradients null where the scenario has no such input.
-struct Outputs {
-  aclTensor *loss = nullptr;
-  aclTensor *grad_self = nullptr;
-  aclTensor *grad_target = nullptr;
-  aclTensor *grad_weight = nullptr;
-  aclTensor *grad_pos_weight = nullptr;
-};
-
-aclnnStatus RunLossAndAll(const test::OpTensors &t, const Outputs &out, int64_t reduction) {
+aclnnStatus RunLossAndAll(const test::OpTensors &t, const OpOutputs &out, int64_t reduction) {
   return test::RunTwoPhases(
       [&](uint64_t *workspace_size, aclOpExecutor **executor) {
         return aclnnBinaryCrossEntropyWithLogitsAndAllGradientsGetWorkspaceSize(
@@ -40,7 +32,7 @@ aclnnStatus RunLossAndAll(const test::OpTensors &t, const Outputs &out, int64_t 
       });
 }
 
-// The operations whose outputs the call gives for a scenario, in the order of Outputs.
+// The operations whose outputs the call gives for a scenario, in the order of OpOutputs' fields.
 std::vector<Operation> OpsOf(const Scenario &scenario) {
   std::vector<Operation> ops = {Operation::kForward, Operation::kGradSelf, Operation::kGradTarget};
   if (scenario.w_shape) {
@@ -52,8 +44,9 @@ std::vector<Operation> OpsOf(const Scenario &scenario) {
   return ops;
 }
 
-Outputs OutputsOf(const std::vector<Operation> &ops, const std::vector<std::unique_ptr<HostTensor>> &tensors) {
-  Outputs out;
+// The weight gradients stay null where the scenario has no such input.
+OpOutputs OutputsOf(const std::vector<Operation> &ops, const std::vector<std::unique_ptr<HostTensor>> &tensors) {
+  OpOutputs out;
   aclTensor **slots[] = {&out.loss, &out.grad_self, &out.grad_target, &out.grad_weight, &out.grad_pos_weight};
   for (size_t k = 0; k < ops.size(); ++k) {
     *slots[static_cast<int>(ops[k])] = tensors[k]->get();
@@ -157,7 +150,7 @@ TEST_CASE(loss_and_all_gradients_check_their_outputs) {
   auto half_scalar = test::MakeTensor(Shape{}, ACL_FLOAT16, test::Layout::kContiguous);
   auto float_3x4 = test::MakeTensor(Shape{3, 4}, ACL_FLOAT, test::Layout::kContiguous);
   const auto with = [&](int slot, aclTensor *tensor) {
-    Outputs outputs = OutputsOf(OpsOf(scenario), out);
+    OpOutputs outputs = OutputsOf(OpsOf(scenario), out);
     aclTensor **slots[] = {&outputs.loss, &outputs.grad_self, &outputs.grad_target, &outputs.grad_weight,
                            &outputs.grad_pos_weight};
     *slots[slot] = tensor;

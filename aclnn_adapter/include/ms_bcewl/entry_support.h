@@ -1,10 +1,11 @@
-// What ms_bcewl's framework entry points share (header-only, C++): MindSpore's AOT entries (src/aot/) and its
-// PyNative pyboost operators (src/pyboost/, compiled by MindSpore with this folder shipped beside the library).
-// Each makes aclTensor views of the framework's buffers and runs the two-phase aclnn API; a failure becomes a
-// std::runtime_error whose message reaches the Python caller.
+// What ms_bcewl's MindSpore entries share (header-only, C++): the AOT entries (src/aot/) and the pyboost operators
+// (src/pyboost/, compiled by MindSpore with this folder shipped beside the library). Each lists the tensors of its
+// call in the order of its Signature, makes aclTensor views of them, fills one OpArguments (ArgumentsOf) and runs
+// both phases (Run); a failure becomes a std::runtime_error whose message reaches the Python caller.
 #ifndef MS_BCEWL_ENTRY_SUPPORT_H_
 #define MS_BCEWL_ENTRY_SUPPORT_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -14,6 +15,7 @@
 
 #include "acl/acl_base.h"
 #include "aclnn/aclnn_base.h"
+#include "ms_bcewl/operations.h"
 
 namespace ms_bcewl::entry {
 
@@ -43,20 +45,57 @@ inline void ThrowOnError(aclnnStatus status, const char *phase) {
   }
 }
 
-// The second phase of an aclnn call: what every operation's second function shares.
-using PhaseTwo = aclnnStatus (*)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+// The tensors of one MindSpore call of an operation on a variant, in MindSpore's order: [grad_output,] self, target,
+// [weight,] [pos_weight], then the outputs in the order of OutputOrderOf.
+struct Signature {
+  Operation operation;
+  Variant variant;
 
-// Runs phase two with a workspace reused across calls on the calling thread (no allocation per call once it has
-// grown); the executor is released whatever happens.
-inline void RunPhaseTwo(PhaseTwo run, uint64_t workspace_size, aclOpExecutor *executor) {
-  thread_local std::vector<unsigned char> buffer;
+  constexpr int grad_output_index() const { return TakesGradOutput(operation) ? 0 : -1; }
+  constexpr int self_index() const { return TakesGradOutput(operation) ? 1 : 0; }
+  constexpr int weight_index() const { return HasWeight(variant) ? self_index() + 2 : -1; }
+  constexpr int pos_weight_index() const {
+    return HasPosWeight(variant) ? self_index() + 2 + (HasWeight(variant) ? 1 : 0) : -1;
+  }
+  constexpr int tensor_count() const { return TensorCount(operation, variant); }
+  constexpr int output_count() const { return OutputOrderOf(operation, variant).count; }
+  constexpr int input_count() const { return tensor_count() - output_count(); }
+};
+
+// Views of the tensors of one call, in its signature's order; an absent tensor is a null handle.
+using Views = std::array<TensorHandle, kMaxTensors>;
+
+// The arguments of one call from the views of its tensors.
+inline OpArguments ArgumentsOf(const Signature &signature, int64_t reduction, const Views &views) {
+  const auto view = [&views](int index) { return index < 0 ? nullptr : views[index].get(); };
+  OpArguments arguments{signature.operation,
+                        view(signature.grad_output_index()),
+                        view(signature.self_index()),
+                        view(signature.self_index() + 1),
+                        view(signature.weight_index()),
+                        view(signature.pos_weight_index()),
+                        reduction,
+                        {}};
+  const OutputOrder order = OutputOrderOf(signature.operation, signature.variant);
+  for (int k = 0; k < order.count; ++k) arguments.outputs.*order.slots[k] = view(signature.input_count() + k);
+  return arguments;
+}
+
+// Plans and runs one call on the calling thread, with a workspace reused across its calls (no allocation per call
+// once it has grown); the executor is released whatever happens.
+inline void Run(const OpArguments &arguments) {
+  uint64_t workspace_size = 0;
+  aclOpExecutor *executor = nullptr;
+  ThrowOnError(msBcewlPlanOperation(&arguments, &workspace_size, &executor), "GetWorkspaceSize");
+  thread_local std::vector<unsigned char> workspace;
   try {
-    if (buffer.size() < workspace_size) buffer.resize(workspace_size);
+    if (workspace.size() < workspace_size) workspace.resize(workspace_size);
   } catch (const std::bad_alloc &) {
     aclDestroyAclOpExecutor(executor);
     ThrowError("could not allocate a workspace of " + std::to_string(workspace_size) + " bytes");
   }
-  ThrowOnError(run(workspace_size == 0 ? nullptr : buffer.data(), workspace_size, executor, nullptr), "launch");
+  void *memory = workspace_size == 0 ? nullptr : workspace.data();
+  ThrowOnError(msBcewlRunOperation(arguments.operation, memory, workspace_size, executor, nullptr), "launch");
 }
 
 }  // namespace ms_bcewl::entry

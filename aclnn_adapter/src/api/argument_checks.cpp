@@ -1,15 +1,17 @@
 #include "api/argument_checks.h"
 
+#include <algorithm>
+#include <array>
 #include <string>
 #include <vector>
 
+#include "ms_bcewl/dtypes.h"
 #include "runtime/error_message.h"
 #include "tensor/tensor.h"
 
 namespace ms_bcewl {
 namespace {
 
-constexpr size_t kMaxRank = kernel::kMaxRank;
 constexpr const char *kLossName = "out";  // the loss output's name in the C signatures
 
 struct NamedTensor {
@@ -70,16 +72,17 @@ std::string Describe(const NamedTensor &named) {
          DtypeText(named.tensor->dtype) + ")";
 }
 
-aclnnStatus CheckNotNull(const OpArguments &arguments, const std::vector<NamedTensor> &named) {
+aclnnStatus CheckNotNull(const OpArguments &arguments, const std::vector<NamedTensor> &named,
+                         const uint64_t *workspace_size, aclOpExecutor *const *executor) {
   const char *api = InfoOf(arguments.operation).plan_api;
   for (const NamedTensor &entry : named) {
     if (entry.required && entry.tensor == nullptr) {
       return Fail(api, ACLNN_ERR_PARAM_NULLPTR, std::string(entry.name) + " is null; expected a tensor.");
     }
   }
-  if (arguments.workspace_size == nullptr || arguments.executor == nullptr) {
+  if (workspace_size == nullptr || executor == nullptr) {
     return Fail(api, ACLNN_ERR_PARAM_NULLPTR,
-                std::string(arguments.workspace_size == nullptr ? "workspaceSize" : "executor") +
+                std::string(workspace_size == nullptr ? "workspaceSize" : "executor") +
                     " is null; expected a pointer to receive the result.");
   }
   for (const NamedTensor &entry : named) {
@@ -113,7 +116,11 @@ aclnnStatus CheckNoGradientWithoutItsInput(const OpArguments &arguments) {
   return ACLNN_SUCCESS;
 }
 
-bool IsSupportedDtype(aclDataType dtype) { return dtype == ACL_FLOAT || dtype == ACL_FLOAT16 || dtype == ACL_BF16; }
+bool IsSupportedDtype(aclDataType dtype) {
+#define MS_BCEWL_IS_DTYPE(ms_name, type_id, acl_dtype, ...) dtype == acl_dtype ||
+  return MS_BCEWL_FOR_EACH_DTYPE(MS_BCEWL_IS_DTYPE, ) false;
+#undef MS_BCEWL_IS_DTYPE
+}
 
 aclnnStatus CheckDtypeValid(const OpArguments &arguments, const std::vector<NamedTensor> &named) {
   const char *api = InfoOf(arguments.operation).plan_api;
@@ -145,17 +152,25 @@ aclnnStatus CheckReduction(const OpArguments &arguments) {
 
 // numpy broadcasting with trailing dims aligned, where the result must be self's shape: no extra dims, and
 // each dim equal to self's or 1.
-bool BroadcastsWithoutEnlarging(const std::vector<int64_t> &shape, const std::vector<int64_t> &self_shape) {
-  if (shape.size() > self_shape.size()) {
+bool BroadcastsWithoutEnlarging(const ShapeOperand &operand, const ShapeOperand &self) {
+  if (operand.rank > self.rank) {
     return false;
   }
-  const size_t lead = self_shape.size() - shape.size();
-  for (size_t dim = 0; dim < shape.size(); ++dim) {
-    if (shape[dim] != 1 && shape[dim] != self_shape[lead + dim]) {
+  const size_t lead = self.rank - operand.rank;
+  for (size_t dim = 0; dim < operand.rank; ++dim) {
+    if (operand.dims[dim] != 1 && operand.dims[dim] != self.dims[lead + dim]) {
       return false;
     }
   }
   return true;
+}
+
+bool SameShape(const ShapeOperand &a, const ShapeOperand &b) {
+  return a.rank == b.rank && std::equal(a.dims, a.dims + a.rank, b.dims);
+}
+
+bool IsEmpty(const ShapeOperand &operand) {
+  return std::find(operand.dims, operand.dims + operand.rank, 0) != operand.dims + operand.rank;
 }
 
 // The loss output where it is reduced (mean, sum), else null.
@@ -204,35 +219,67 @@ aclnnStatus CheckOutputShape(const OpArguments &arguments) {
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus CheckShape(const OpArguments &arguments, const std::vector<NamedTensor> &named) {
+// The sentence of a broken shape rule in the words of the C API.
+aclnnStatus RefuseShape(const OpArguments &arguments, const BrokenShapeRule &broken, const NamedTensor &named) {
   const char *api = InfoOf(arguments.operation).plan_api;
-  for (const NamedTensor &entry : named) {
-    if (entry.tensor != nullptr && entry.tensor->view_shape.size() > kMaxRank) {
-      return Fail(api, ACLNN_ERR_PARAM_INVALID,
-                  Describe(entry) + " has " + std::to_string(entry.tensor->view_shape.size()) + " dims; at most " +
-                      std::to_string(kMaxRank) + " are supported.");
-    }
-  }
   const std::vector<int64_t> &self_shape = arguments.self->view_shape;
-  if (arguments.target->view_shape != self_shape) {
-    return Fail(api, ACLNN_ERR_PARAM_INVALID,
-                "self shape " + ShapeText(self_shape) + " and target shape " + ShapeText(arguments.target->view_shape) +
-                    " must be equal.");
-  }
-  // As in CANN, an empty self skips the broadcast checks: nothing is read, and the result is fixed.
-  for (const NamedTensor &entry : named) {
-    if (arguments.self->numel > 0 && entry.tensor != nullptr && entry.broadcasts_to_self &&
-        !BroadcastsWithoutEnlarging(entry.tensor->view_shape, self_shape)) {
+  const std::vector<int64_t> &shape = named.tensor->view_shape;
+  switch (broken.rule) {
+    case ShapeRule::kRank:
       return Fail(api, ACLNN_ERR_PARAM_INVALID,
-                  std::string("the shape of ") + entry.name + " " + ShapeText(entry.tensor->view_shape) +
-                      " cannot broadcast to the shape of self " + ShapeText(self_shape) +
-                      " (trailing dims aligned, each equal or 1, no more dims than self).");
+                  Describe(named) + " has " + std::to_string(shape.size()) + " dims; at most " +
+                      std::to_string(kMaxRank) + " are supported.");
+    case ShapeRule::kSameShape:
+      return Fail(api, ACLNN_ERR_PARAM_INVALID,
+                  "self shape " + ShapeText(self_shape) + " and target shape " + ShapeText(shape) + " must be equal.");
+    case ShapeRule::kBroadcast:
+      break;
+  }
+  return Fail(api, ACLNN_ERR_PARAM_INVALID,
+              std::string("the shape of ") + named.name + " " + ShapeText(shape) +
+                  " cannot broadcast to the shape of self " + ShapeText(self_shape) +
+                  " (trailing dims aligned, each equal or 1, no more dims than self).");
+}
+
+// As in CANN, an empty self skips the broadcast checks: nothing is read, and the result is fixed.
+aclnnStatus CheckShape(const OpArguments &arguments, const std::vector<NamedTensor> &named) {
+  std::array<ShapeOperand, kMaxTensors> operands{};
+  std::array<const NamedTensor *, kMaxTensors> of{};
+  size_t count = 0;
+  for (const NamedTensor &entry : named) {
+    if (entry.tensor != nullptr && count < kMaxTensors) {
+      const std::vector<int64_t> &shape = entry.tensor->view_shape;
+      operands[count] = {shape.data(), shape.size(), entry.broadcasts_to_self};
+      of[count++] = &entry;
     }
   }
-  return CheckOutputShape(arguments);
+  const size_t self = TakesGradOutput(arguments.operation) ? 1 : 0;  // the required tensors lead, all present
+  const std::optional<BrokenShapeRule> broken = FirstBrokenShapeRule({operands.data(), count, self, self + 1, true});
+  return broken ? RefuseShape(arguments, *broken, *of[broken->operand]) : CheckOutputShape(arguments);
 }
 
 }  // namespace
+
+std::optional<BrokenShapeRule> FirstBrokenShapeRule(const ShapeCheck &check) {
+  for (size_t k = 0; k < check.count; ++k) {
+    if (check.operands[k].rank > kMaxRank) {
+      return BrokenShapeRule{ShapeRule::kRank, k};
+    }
+  }
+  const ShapeOperand &self = check.operands[check.self];
+  if (!SameShape(check.operands[check.target], self)) {
+    return BrokenShapeRule{ShapeRule::kSameShape, check.target};
+  }
+  if (check.empty_self_skips_broadcasts && IsEmpty(self)) {
+    return std::nullopt;
+  }
+  for (size_t k = 0; k < check.count; ++k) {
+    if (check.operands[k].broadcasts && !BroadcastsWithoutEnlarging(check.operands[k], self)) {
+      return BrokenShapeRule{ShapeRule::kBroadcast, k};
+    }
+  }
+  return std::nullopt;
+}
 
 std::vector<OutputRef> Outputs(const OpArguments &arguments) {
   const OpOutputs &out = arguments.outputs;
@@ -254,9 +301,10 @@ std::vector<OutputRef> Outputs(const OpArguments &arguments) {
   return AllGradientsOutputs(arguments);
 }
 
-aclnnStatus CheckArguments(const OpArguments &arguments) {
+aclnnStatus CheckArguments(const OpArguments &arguments, const uint64_t *workspace_size,
+                           aclOpExecutor *const *executor) {
   const std::vector<NamedTensor> named = NamedTensors(arguments);
-  aclnnStatus status = CheckNotNull(arguments, named);
+  aclnnStatus status = CheckNotNull(arguments, named, workspace_size, executor);
   if (status == ACLNN_SUCCESS) {
     status = CheckNoGradientWithoutItsInput(arguments);
   }

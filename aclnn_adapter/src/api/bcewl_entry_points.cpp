@@ -28,7 +28,8 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(
     const aclTensor *self, const aclTensor *target, const aclTensor *weightOptional, const aclTensor *posWeightOptional,
     int64_t reduction, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor) {
   return PlanOperation({Operation::kForward, nullptr, self, target, weightOptional, posWeightOptional, reduction,
-                        Only(&OpOutputs::loss, out), workspaceSize, executor});
+                        Only(&OpOutputs::loss, out)},
+                       workspaceSize, executor);
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(
@@ -36,7 +37,8 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize
     const aclTensor *posWeightOptional, int64_t reduction, aclTensor *out, uint64_t *workspaceSize,
     aclOpExecutor **executor) {
   return PlanOperation({Operation::kGradSelf, gradOutput, self, target, weightOptional, posWeightOptional, reduction,
-                        Only(&OpOutputs::grad_self, out), workspaceSize, executor});
+                        Only(&OpOutputs::grad_self, out)},
+                       workspaceSize, executor);
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(
@@ -44,7 +46,8 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspa
     const aclTensor *posWeightOptional, int64_t reduction, aclTensor *gradTarget, uint64_t *workspaceSize,
     aclOpExecutor **executor) {
   return PlanOperation({Operation::kGradTarget, gradOutput, self, target, weightOptional, posWeightOptional, reduction,
-                        Only(&OpOutputs::grad_target, gradTarget), workspaceSize, executor});
+                        Only(&OpOutputs::grad_target, gradTarget)},
+                       workspaceSize, executor);
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsWeightBackwardGetWorkspaceSize(
@@ -52,7 +55,8 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsWeightBackwardGetWorkspa
     const aclTensor *posWeightOptional, int64_t reduction, aclTensor *gradWeight, uint64_t *workspaceSize,
     aclOpExecutor **executor) {
   return PlanOperation({Operation::kGradWeight, gradOutput, self, target, weight, posWeightOptional, reduction,
-                        Only(&OpOutputs::grad_weight, gradWeight), workspaceSize, executor});
+                        Only(&OpOutputs::grad_weight, gradWeight)},
+                       workspaceSize, executor);
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWorkspaceSize(
@@ -60,7 +64,8 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsPosWeightBackwardGetWork
     const aclTensor *posWeight, int64_t reduction, aclTensor *gradPosWeight, uint64_t *workspaceSize,
     aclOpExecutor **executor) {
   return PlanOperation({Operation::kGradPosWeight, gradOutput, self, target, weightOptional, posWeight, reduction,
-                        Only(&OpOutputs::grad_pos_weight, gradPosWeight), workspaceSize, executor});
+                        Only(&OpOutputs::grad_pos_weight, gradPosWeight)},
+                       workspaceSize, executor);
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize(
@@ -69,8 +74,9 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceS
     aclTensor *gradWeightOptional, aclTensor *gradPosWeightOptional, uint64_t *workspaceSize,
     aclOpExecutor **executor) {
   const OpOutputs outputs{nullptr, gradSelf, gradTarget, gradWeightOptional, gradPosWeightOptional};
-  return PlanOperation({Operation::kGradAll, gradOutput, self, target, weightOptional, posWeightOptional, reduction,
-                        outputs, workspaceSize, executor});
+  return PlanOperation(
+      {Operation::kGradAll, gradOutput, self, target, weightOptional, posWeightOptional, reduction, outputs},
+      workspaceSize, executor);
 }
 
 extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAndAllGradientsGetWorkspaceSize(
@@ -78,8 +84,9 @@ extern "C" aclnnStatus aclnnBinaryCrossEntropyWithLogitsAndAllGradientsGetWorksp
     int64_t reduction, aclTensor *out, aclTensor *gradSelf, aclTensor *gradTarget, aclTensor *gradWeightOptional,
     aclTensor *gradPosWeightOptional, uint64_t *workspaceSize, aclOpExecutor **executor) {
   const OpOutputs outputs{out, gradSelf, gradTarget, gradWeightOptional, gradPosWeightOptional};
-  return PlanOperation({Operation::kLossAndAllGradients, nullptr, self, target, weightOptional, posWeightOptional,
-                        reduction, outputs, workspaceSize, executor});
+  return PlanOperation(
+      {Operation::kLossAndAllGradients, nullptr, self, target, weightOptional, posWeightOptional, reduction, outputs},
+      workspaceSize, executor);
 }
 
 // Phase 2 of every operation: the same signature, and it names its operation.

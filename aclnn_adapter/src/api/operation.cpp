@@ -1,4 +1,5 @@
-// PlanOperation / RunOperation: the two phases shared by every operation.
+// PlanOperation / RunOperation: the two phases shared by every operation, and their exported face for the
+// MindSpore entries.
 #include "api/operation.h"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "api/argument_checks.h"
 #include "api/executor.h"
 #include "kernel/element_access.h"
+#include "ms_bcewl/dtypes.h"
 #include "runtime/error_message.h"
 #include "runtime/host_runtime.h"
 #include "tensor/tensor.h"
@@ -21,12 +23,14 @@ namespace {
 
 using kernel::Quantity;
 
+// The kernels' dtype of a tensor that phase 1 accepted (include/ms_bcewl/dtypes.h).
 kernel::DType KernelDType(aclDataType dtype) {
   switch (dtype) {
-    case ACL_FLOAT16:
-      return kernel::DType::kFloat16;
-    case ACL_BF16:
-      return kernel::DType::kBFloat16;
+#define MS_BCEWL_KERNEL_DTYPE_CASE(ms_name, type_id, acl_dtype, kernel_dtype, ...) \
+  case acl_dtype:                                                                  \
+    return kernel::DType::kernel_dtype;
+    MS_BCEWL_FOR_EACH_DTYPE(MS_BCEWL_KERNEL_DTYPE_CASE, )
+#undef MS_BCEWL_KERNEL_DTYPE_CASE
     default:
       return kernel::DType::kFloat32;
   }
@@ -248,22 +252,22 @@ aclnnStatus Run(Operation operation, void *workspace, uint64_t workspace_size, a
 
 }  // namespace
 
-aclnnStatus PlanOperation(const OpArguments &arguments) {
+aclnnStatus PlanOperation(const OpArguments &arguments, uint64_t *workspace_size, aclOpExecutor **executor) {
   const char *api = InfoOf(arguments.operation).plan_api;
   return WithInternalErrorsCaught(api, ACLNN_ERR_INNER, ACLNN_ERR_INNER, [&] {
-    if (arguments.workspace_size != nullptr) {
-      *arguments.workspace_size = 0;
+    if (workspace_size != nullptr) {
+      *workspace_size = 0;
     }
-    if (arguments.executor != nullptr) {
-      *arguments.executor = nullptr;
+    if (executor != nullptr) {
+      *executor = nullptr;
     }
-    const aclnnStatus status = CheckArguments(arguments);
+    const aclnnStatus status = CheckArguments(arguments, workspace_size, executor);
     if (status != ACLNN_SUCCESS) {
       return status;
     }
-    aclOpExecutor *executor = ReleaseToCaller(arguments.operation, PlanWork(arguments));
-    *arguments.workspace_size = executor->workspace_bytes;
-    *arguments.executor = executor;
+    aclOpExecutor *planned = ReleaseToCaller(arguments.operation, PlanWork(arguments));
+    *workspace_size = planned->workspace_bytes;
+    *executor = planned;
     return ACLNN_SUCCESS;
   });
 }
@@ -275,3 +279,17 @@ aclnnStatus RunOperation(Operation operation, void *workspace, uint64_t workspac
 }
 
 }  // namespace ms_bcewl
+
+// The two phases as the library exports them for its MindSpore entries (include/ms_bcewl/entry_support.h).
+extern "C" aclnnStatus msBcewlPlanOperation(const ms_bcewl::OpArguments *arguments, uint64_t *workspaceSize,
+                                            aclOpExecutor **executor) {
+  if (arguments == nullptr) {
+    return ms_bcewl::Fail("msBcewlPlanOperation", ACLNN_ERR_PARAM_NULLPTR, "arguments is null.");
+  }
+  return ms_bcewl::PlanOperation(*arguments, workspaceSize, executor);
+}
+
+extern "C" aclnnStatus msBcewlRunOperation(ms_bcewl::Operation operation, void *workspace, uint64_t workspaceSize,
+                                           aclOpExecutor *executor, aclrtStream stream) {
+  return ms_bcewl::RunOperation(operation, workspace, workspaceSize, executor, stream);
+}

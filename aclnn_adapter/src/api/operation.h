@@ -1,7 +1,7 @@
 // The seven two-phase operations (forward loss; the gradients with respect to self, target, weight and pos_weight;
 // those of every input together; the loss with those of every input for a gradOutput of 1) share one argument
-// record, one check sequence and one executor plumbing; the exported entry points (bcewl_entry_points.cpp) only
-// name their Operation and outputs.
+// record (OpArguments, include/ms_bcewl/operations.h), one check sequence and one executor plumbing; the exported
+// entry points (bcewl_entry_points.cpp) only name their Operation and outputs.
 #ifndef MS_BCEWL_API_OPERATION_H_
 #define MS_BCEWL_API_OPERATION_H_
 
@@ -14,32 +14,8 @@
 
 namespace ms_bcewl {
 
-// The outputs of an operation by what they hold. A single-output operation sets its one; kGradAll sets grad_self,
-// grad_target and the weight gradients whose inputs are given; kLossAndAllGradients also sets loss.
-struct OpOutputs {
-  aclTensor *loss = nullptr;
-  aclTensor *grad_self = nullptr;
-  aclTensor *grad_target = nullptr;
-  aclTensor *grad_weight = nullptr;
-  aclTensor *grad_pos_weight = nullptr;
-};
-
-// The phase-1 arguments of any operation; grad_output is null where !TakesGradOutput.
-struct OpArguments {
-  Operation operation;
-  const aclTensor *grad_output;
-  const aclTensor *self;
-  const aclTensor *target;
-  const aclTensor *weight;
-  const aclTensor *pos_weight;
-  int64_t reduction;
-  OpOutputs outputs;
-  uint64_t *workspace_size;
-  aclOpExecutor **executor;
-};
-
 // Phase 1: checks every argument in CANN's order (docs/contract.md §10 Errors), then plans the work into an executor.
-aclnnStatus PlanOperation(const OpArguments &arguments);
+aclnnStatus PlanOperation(const OpArguments &arguments, uint64_t *workspace_size, aclOpExecutor **executor);
 
 // Phase 2: consumes a live executor planned for operation, whatever the outcome, and runs it.
 aclnnStatus RunOperation(Operation operation, void *workspace, uint64_t workspace_size, aclOpExecutor *executor,

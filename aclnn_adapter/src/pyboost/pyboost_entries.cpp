@@ -3,18 +3,20 @@
 // ties them together. A call here skips what an ops.Custom call pays in PyNative (Python infer functions, the
 // primitive's generic run path), most of a small call's time under launch_blocking() (docs/performance.md).
 //
-// Like the AOT entries (aclnn_adapter/src/aot/aot_entries.cpp), each operator makes aclTensor views of MindSpore's
-// buffers and runs the two-phase aclnn API of libms_bcewl.so, so both paths share every check and kernel.
+// Like the AOT entries (aclnn_adapter/src/aot/aot_entries.cpp), each operator lists its tensors in the order of its
+// signature, makes aclTensor views of them and runs the two phases of libms_bcewl.so through entry::Run
+// (ms_bcewl/entry_support.h), so both paths share every check and kernel.
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
-#include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
-#include "aclnnop/aclnn_binary_cross_entropy_with_logits_all_backward.h"
-#include "aclnnop/aclnn_binary_cross_entropy_with_logits_and_all_gradients.h"
+#include "ms_bcewl/dtypes.h"
 #include "ms_bcewl/entry_support.h"
+#include "ms_bcewl/operations.h"
 #include "ms_bcewl/reductions.h"
 #include "ms_extension/api.h"
 
@@ -68,22 +70,23 @@ using mindspore::pynative::autograd::AutogradContext;
 using mindspore::pynative::autograd::Function;
 using TensorPtr = mindspore::tensor::TensorPtr;
 using TensorPtrList = std::vector<TensorPtr>;
-using ms_bcewl::entry::PhaseTwo;
-using ms_bcewl::entry::RunPhaseTwo;
+using Tensors = std::vector<ms::Tensor>;
+using ms_bcewl::Operation;
+using ms_bcewl::Variant;
+using ms_bcewl::entry::Signature;
 using ms_bcewl::entry::TensorHandle;
 using ms_bcewl::entry::ThrowError;
-using ms_bcewl::entry::ThrowOnError;
 
+// aclnn's dtype of a MindSpore dtype (ms_bcewl/dtypes.h); ACL_DT_UNDEFINED, which phase 1 refuses, for any other.
 aclDataType AclDataType(TypeId type) {
   switch (type) {
-    case TypeId::kNumberTypeFloat32:
-      return ACL_FLOAT;
-    case TypeId::kNumberTypeFloat16:
-      return ACL_FLOAT16;
-    case TypeId::kNumberTypeBFloat16:
-      return ACL_BF16;
+#define MS_BCEWL_ACL_DTYPE_CASE(ms_name, type_id, acl_dtype, ...) \
+  case TypeId::type_id:                                           \
+    return acl_dtype;
+    MS_BCEWL_FOR_EACH_DTYPE(MS_BCEWL_ACL_DTYPE_CASE, )
+#undef MS_BCEWL_ACL_DTYPE_CASE
     default:
-      ThrowError("unsupported dtype (supported: float16, float32, bfloat16)");
+      return ACL_DT_UNDEFINED;
   }
 }
 
@@ -95,142 +98,93 @@ TensorHandle MakeView(const ms::Tensor &tensor) {
                                              AclDataType(tensor.data_type()), tensor.GetDataPtr());
 }
 
+// The views below assume row-major layouts; a strided view (a transpose, a slice) is copied first.
 ms::Tensor Contiguous(const ms::Tensor &tensor) {
   return !tensor.is_defined() || tensor.is_contiguous() ? tensor : tensor.contiguous();
 }
 
-// The operands of one call: [dout,] input, target, weight (or undefined), pos_weight (or undefined).
-struct Operands {
-  ms::Tensor grad_output;
-  ms::Tensor input;
-  ms::Tensor target;
-  ms::Tensor weight;
-  ms::Tensor pos_weight;
-
-  std::vector<ms::Tensor> Present() const {
-    std::vector<ms::Tensor> present;
-    for (const ms::Tensor *tensor : {&grad_output, &input, &target, &weight, &pos_weight}) {
-      if (tensor->is_defined()) present.push_back(*tensor);
-    }
-    return present;
-  }
-
-  // The views below assume row-major layouts; a strided view (a transpose, a slice) is copied first.
-  Operands Contiguous() const {
-    return {::Contiguous(grad_output), ::Contiguous(input), ::Contiguous(target), ::Contiguous(weight),
-            ::Contiguous(pos_weight)};
-  }
-};
-
-// aclTensor views of one call: the operands, then the outputs in the order the operation was given them.
-struct Views {
-  TensorHandle grad_output, input, target, weight, pos_weight;
-  std::vector<TensorHandle> outputs;
-
-  aclTensor *Output(size_t index) const { return outputs[index].get(); }
-};
-
-using PhaseOne = aclnnStatus (*)(const Views &, int64_t reduction, uint64_t *workspace_size, aclOpExecutor **);
-
-aclnnStatus PlanForward(const Views &v, int64_t reduction, uint64_t *workspace_size, aclOpExecutor **executor) {
-  return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(v.input.get(), v.target.get(), v.weight.get(),
-                                                           v.pos_weight.get(), reduction, v.Output(0), workspace_size,
-                                                           executor);
+// The name MindSpore shows for an operation: its aclnn function's, without the prefix, as for its own aclnn ops.
+std::string RunnerName(Operation operation) {
+  constexpr const char *kPrefix = "aclnn";
+  return ms_bcewl::InfoOf(operation).run_api + std::char_traits<char>::length(kPrefix);
 }
 
-// The outputs dw and dp, where the call has weight and pos_weight, after the output `first` (which takes dx).
-struct WeightGradients {
-  aclTensor *dw;
-  aclTensor *dp;
-};
-
-WeightGradients WeightGradientsAfter(const Views &v, size_t first) {
-  return {v.weight ? v.Output(first + 2) : nullptr, v.pos_weight ? v.Output(first + (v.weight ? 3 : 2)) : nullptr};
-}
-
-// Outputs: dx, dy, then dw and dp where the call has weight and pos_weight.
-aclnnStatus PlanAllBackward(const Views &v, int64_t reduction, uint64_t *workspace_size, aclOpExecutor **executor) {
-  const WeightGradients weights = WeightGradientsAfter(v, 0);
-  return aclnnBinaryCrossEntropyWithLogitsAllBackwardGetWorkspaceSize(
-      v.grad_output.get(), v.input.get(), v.target.get(), v.weight.get(), v.pos_weight.get(), reduction, v.Output(0),
-      v.Output(1), weights.dw, weights.dp, workspace_size, executor);
-}
-
-// Outputs: the loss, then those of PlanAllBackward (for a gradOutput of 1).
-aclnnStatus PlanLossAndAllGradients(const Views &v, int64_t reduction, uint64_t *workspace_size,
-                                    aclOpExecutor **executor) {
-  const WeightGradients weights = WeightGradientsAfter(v, 1);
-  return aclnnBinaryCrossEntropyWithLogitsAndAllGradientsGetWorkspaceSize(
-      v.input.get(), v.target.get(), v.weight.get(), v.pos_weight.get(), reduction, v.Output(0), v.Output(1),
-      v.Output(2), weights.dw, weights.dp, workspace_size, executor);
-}
-
-// One aclnn operation as a pyboost operator: MindSpore allocates the outputs, LaunchKernel runs both phases.
+// One aclnn operation as a pyboost operator: MindSpore allocates the outputs, LaunchKernel runs both phases on views
+// of the inputs (in the order of the signature, absent ones undefined) and of the outputs.
 class AclnnRunner : public ms::pynative::PyboostRunner {
  public:
-  AclnnRunner(const char *name, PhaseOne plan, PhaseTwo run, const Operands &operands, int64_t reduction)
-      : PyboostRunner(name), plan_(plan), run_(run), operands_(operands), reduction_(reduction) {}
+  AclnnRunner(Signature signature, int64_t reduction, Tensors inputs)
+      : PyboostRunner(RunnerName(signature.operation)),
+        signature_(signature),
+        reduction_(reduction),
+        inputs_(std::move(inputs)) {}
 
   void LaunchKernel() override {
-    Views views{MakeView(operands_.grad_output), MakeView(operands_.input),      MakeView(operands_.target),
-                MakeView(operands_.weight),      MakeView(operands_.pos_weight), {}};
-    for (const ms::Tensor &output : outputs()) views.outputs.push_back(MakeView(output));
-    uint64_t workspace_size = 0;
-    aclOpExecutor *executor = nullptr;
-    ThrowOnError(plan_(views, reduction_, &workspace_size, &executor), "GetWorkspaceSize");
-    RunPhaseTwo(run_, workspace_size, executor);
+    ms_bcewl::entry::Views views;
+    size_t next = 0;
+    for (const Tensors *tensors : std::initializer_list<const Tensors *>{&inputs_, &outputs()}) {
+      for (const ms::Tensor &tensor : *tensors) views[next++] = MakeView(tensor);
+    }
+    ms_bcewl::entry::Run(ms_bcewl::entry::ArgumentsOf(signature_, reduction_, views));
   }
 
  private:
-  PhaseOne plan_;
-  PhaseTwo run_;
-  Operands operands_;
+  Signature signature_;
   int64_t reduction_;
+  Tensors inputs_;
 };
 
-// Runs one operation on contiguous operands into `outputs` (tensors of the right dtypes and shapes, not yet
-// allocated) and returns them.
-std::vector<ms::Tensor> Launch(const char *name, PhaseOne plan, PhaseTwo run, const Operands &operands,
-                               int64_t reduction, std::vector<ms::Tensor> outputs) {
-  std::make_shared<AclnnRunner>(name, plan, run, operands, reduction)->Run(operands.Present(), outputs);
+// Runs one operation on `inputs`, in the order of its signature, into `outputs` (tensors of the right dtypes and
+// shapes, not yet allocated) and returns them.
+Tensors Launch(Signature signature, int64_t reduction, Tensors inputs, Tensors outputs) {
+  if (static_cast<int>(inputs.size()) != signature.input_count() ||
+      static_cast<int>(outputs.size()) != signature.output_count()) {
+    ThrowError("a pyboost call whose tensors are not those of its operation");
+  }
+  Tensors tracked;  // what MindSpore's runner tracks: the inputs given
+  for (ms::Tensor &input : inputs) {
+    input = Contiguous(input);
+    if (input.is_defined()) tracked.push_back(input);
+  }
+  std::make_shared<AclnnRunner>(signature, reduction, std::move(inputs))->Run(tracked, outputs);
   return outputs;
 }
 
 ms::Tensor Like(const ms::Tensor &tensor) { return ms::Tensor(tensor.data_type(), tensor.shape()); }
 
-ms::Tensor LossLike(const Operands &operands, int64_t reduction) {
+// The loss of inputs that start with self and target: target's dtype; self's shape for 'none', else 0-d.
+ms::Tensor LossLike(const Tensors &inputs, int64_t reduction) {
   const bool per_element = reduction == ms_bcewl::kReductionNone;
-  return ms::Tensor(operands.target.data_type(), per_element ? operands.input.shape() : mindspore::ShapeVector{});
+  return ms::Tensor(inputs[1].data_type(), per_element ? inputs[0].shape() : mindspore::ShapeVector{});
 }
 
-// A gradient for each input present, in the order input, target, weight, pos_weight.
-std::vector<ms::Tensor> GradientsLike(const Operands &operands) {
-  std::vector<ms::Tensor> grads;
-  for (const ms::Tensor *of : {&operands.input, &operands.target, &operands.weight, &operands.pos_weight}) {
-    if (of->is_defined()) grads.push_back(Like(*of));
-  }
-  return grads;
+// A gradient for each of the inputs from `first` on, in their order.
+Tensors GradientsLike(const Tensors &inputs, size_t first) {
+  Tensors gradients;
+  gradients.reserve(inputs.size() - first);
+  for (size_t k = first; k < inputs.size(); ++k) gradients.push_back(Like(inputs[k]));
+  return gradients;
 }
 
-ms::Tensor RunForward(const Operands &given, int64_t reduction) {
-  const Operands operands = given.Contiguous();
-  return Launch("BinaryCrossEntropyWithLogits", PlanForward, aclnnBinaryCrossEntropyWithLogits, operands, reduction,
-                {LossLike(operands, reduction)})[0];
+// inputs: self, target, then weight and pos_weight where the variant has them.
+ms::Tensor RunLoss(Variant variant, Tensors inputs, int64_t reduction) {
+  Tensors outputs{LossLike(inputs, reduction)};
+  return Launch({Operation::kForward, variant}, reduction, std::move(inputs), std::move(outputs))[0];
 }
 
-std::vector<ms::Tensor> RunAllBackward(const Operands &given, int64_t reduction) {
-  const Operands operands = given.Contiguous();
-  return Launch("BinaryCrossEntropyWithLogitsAllBackward", PlanAllBackward,
-                aclnnBinaryCrossEntropyWithLogitsAllBackward, operands, reduction, GradientsLike(operands));
+// inputs: grad_output, then those of RunLoss.
+Tensors RunAllGradients(Variant variant, Tensors inputs, int64_t reduction) {
+  Tensors outputs = GradientsLike(inputs, 1);
+  return Launch({Operation::kGradAll, variant}, reduction, std::move(inputs), std::move(outputs));
 }
 
-// The loss, then the gradients of RunAllBackward for a gradOutput of 1.
-std::vector<ms::Tensor> RunLossAndAllGradients(const Operands &given, int64_t reduction) {
-  const Operands operands = given.Contiguous();
-  std::vector<ms::Tensor> outputs = GradientsLike(operands);
-  outputs.insert(outputs.begin(), LossLike(operands, reduction));
-  return Launch("BinaryCrossEntropyWithLogitsAndAllGradients", PlanLossAndAllGradients,
-                aclnnBinaryCrossEntropyWithLogitsAndAllGradients, operands, reduction, outputs);
+// The loss, then the gradients of RunAllGradients for a gradOutput of 1.
+Tensors RunLossAndAllGradients(Variant variant, Tensors inputs, int64_t reduction) {
+  Tensors outputs;
+  outputs.reserve(inputs.size() + 1);
+  outputs.push_back(LossLike(inputs, reduction));
+  for (ms::Tensor &gradient : GradientsLike(inputs, 0)) outputs.push_back(std::move(gradient));
+  return Launch({Operation::kLossAndAllGradients, variant}, reduction, std::move(inputs), std::move(outputs));
 }
 
 // Whether a tensor holds the single value 1 (a 0-d gradOutput as value_and_grad and grad give a reduced loss).
@@ -252,6 +206,13 @@ bool IsExactlyOne(const TensorPtr &tensor) {
 
 ms::Tensor AsMsTensor(const TensorPtr &tensor) { return tensor == nullptr ? ms::Tensor() : ms::Tensor(tensor); }
 
+Tensors AsMsTensors(const TensorPtrList &tensors) {
+  Tensors converted;
+  converted.reserve(tensors.size());
+  for (const TensorPtr &tensor : tensors) converted.push_back(AsMsTensor(tensor));
+  return converted;
+}
+
 // Whether autograd records the operations run in this backward, as it does when a higher-order gradient will
 // differentiate them: MindSpore requires gradients of the ops it runs exactly then (the engine's high-order flag).
 bool BackwardIsRecorded() { return mindspore::kernel::pyboost::OpRunStatus::Get().RequireGrad(); }
@@ -261,28 +222,27 @@ constexpr const char *kNotDifferentiableTwice =
     "differentiated; compute the loss inside the function whose gradient is differentiated again, or set "
     "MS_BCEWL_PYNATIVE_PATH=aot";
 
-// The autograd Function of one variant: kHasWeight / kHasPosWeight say which optional tensors follow target.
 constexpr const char *kReduction = "reduction";
 constexpr const char *kGradientsOfOne = "gradients for a gradOutput of 1";
 
-template <bool kHasWeight, bool kHasPosWeight>
-struct BceWithLogitsFunction : public Function<BceWithLogitsFunction<kHasWeight, kHasPosWeight>> {
-  // With a reduced loss whose input autograd tracks (a training step), the gradients for a gradOutput of 1 come
+// The autograd Function of one variant, whose optional tensors follow target in Forward's arguments.
+template <Variant kVariant>
+struct BceWithLogitsFunction : public Function<BceWithLogitsFunction<kVariant>> {
+  // With a reduced loss whose self autograd tracks (a training step), the gradients for a gradOutput of 1 come
   // with the loss, from the same pass: a value_and_grad or grad of the loss (or of a sum of losses) asks for
   // exactly those, and Backward then hands them over without another pass. Blocking launches only, since Backward
   // reads the gradOutput's value on the host.
   template <typename... Weights>
-  static TensorPtr Forward(AutogradContext *ctx, int64_t reduction, const TensorPtr &input, const TensorPtr &target,
+  static TensorPtr Forward(AutogradContext *ctx, int64_t reduction, const TensorPtr &self, const TensorPtr &target,
                            const Weights &...weights) {
-    const TensorPtrList inputs{input, target, weights...};
+    const TensorPtrList inputs{self, target, weights...};
     ctx->SaveForBackward(inputs);
     ctx->saved_data[kReduction] = mindspore::MakeValue(reduction);
-    const Operands operands = OperandsOf(nullptr, inputs);
-    if (reduction == ms_bcewl::kReductionNone || !ctx->NeedGrad(input) ||
+    if (reduction == ms_bcewl::kReductionNone || !ctx->NeedGrad(self) ||
         !mindspore::runtime::RuntimeConf::GetInstance()->launch_blocking()) {
-      return RunForward(operands, reduction).tensor();
+      return RunLoss(kVariant, AsMsTensors(inputs), reduction).tensor();
     }
-    const std::vector<ms::Tensor> outputs = RunLossAndAllGradients(operands, reduction);
+    const Tensors outputs = RunLossAndAllGradients(kVariant, AsMsTensors(inputs), reduction);
     mindspore::ValuePtrList gradients;
     for (size_t k = 1; k < outputs.size(); ++k) gradients.push_back(outputs[k].tensor());
     ctx->saved_data[kGradientsOfOne] = std::make_shared<mindspore::ValueTuple>(gradients);
@@ -291,9 +251,9 @@ struct BceWithLogitsFunction : public Function<BceWithLogitsFunction<kHasWeight,
 
   // Every input's gradient from one call: MindSpore 2.10's value_and_grad marks every input of the differentiated
   // function as needing one (AutogradContext::NeedsInputGrad is true for all of them, whatever grad_position
-  // asks), and in the one-pass operation dy costs little beside dx and per-class weight gradients join the pass.
-  // The gradients the forward computed for a gradOutput of 1 are handed over once (a second backward, or another
-  // gradOutput, computes them).
+  // asks), and in the one-pass operation grad_target costs little beside grad_self and per-class weight gradients
+  // join the pass. The gradients the forward computed for a gradOutput of 1 are handed over once (a second
+  // backward, or another gradOutput, computes them).
   static TensorPtrList Backward(AutogradContext *ctx, TensorPtrList grad_outputs) {
     if (BackwardIsRecorded()) ThrowError(kNotDifferentiableTwice);
     TensorPtrList grads{nullptr};  // one per argument of Forward: the reduction has none
@@ -309,21 +269,13 @@ struct BceWithLogitsFunction : public Function<BceWithLogitsFunction<kHasWeight,
       }
     }
     const int64_t reduction = mindspore::GetValue<int64_t>(ctx->saved_data[kReduction]);
-    for (const ms::Tensor &grad : RunAllBackward(OperandsOf(grad_outputs[0], ctx->GetSavedTensors()), reduction)) {
+    const TensorPtrList saved = ctx->GetSavedTensors();
+    TensorPtrList inputs{grad_outputs[0]};
+    inputs.insert(inputs.end(), saved.begin(), saved.end());
+    for (const ms::Tensor &grad : RunAllGradients(kVariant, AsMsTensors(inputs), reduction)) {
       grads.push_back(grad.tensor());
     }
     return grads;
-  }
-
- private:
-  // inputs: input, target, then weight and pos_weight where the variant has them.
-  static Operands OperandsOf(const TensorPtr &grad_output, const TensorPtrList &inputs) {
-    Operands operands{AsMsTensor(grad_output), AsMsTensor(inputs[0]), AsMsTensor(inputs[1]), ms::Tensor(),
-                      ms::Tensor()};
-    size_t next = 2;
-    if (kHasWeight) operands.weight = AsMsTensor(inputs[next++]);
-    if (kHasPosWeight) operands.pos_weight = AsMsTensor(inputs[next++]);
-    return operands;
   }
 };
 
@@ -340,17 +292,31 @@ bool AnyNeedsGrad(std::initializer_list<TensorPtr> tensors) {
   return false;
 }
 
-ms::Tensor BceWithLogits(const ms::Tensor &input, const ms::Tensor &target, const std::optional<ms::Tensor> &weight,
+ms::Tensor BceWithLogits(const ms::Tensor &self, const ms::Tensor &target, const std::optional<ms::Tensor> &weight,
                          const std::optional<ms::Tensor> &pos_weight, int64_t reduction) {
-  const TensorPtr x = input.tensor(), y = target.tensor(), w = TensorOrNull(weight), p = TensorOrNull(pos_weight);
-  if (!AnyNeedsGrad({x, y, w, p})) {  // nothing to differentiate: the loss alone, without a Function's bookkeeping
-    return RunForward({ms::Tensor(), input, target, weight.value_or(ms::Tensor()), pos_weight.value_or(ms::Tensor())},
-                      reduction);
+  const TensorPtr self_ptr = self.tensor(), target_ptr = target.tensor();
+  const TensorPtr weight_ptr = TensorOrNull(weight), pos_weight_ptr = TensorOrNull(pos_weight);
+  const Variant variant = ms_bcewl::VariantWith(weight_ptr != nullptr, pos_weight_ptr != nullptr);
+  if (!AnyNeedsGrad({self_ptr, target_ptr, weight_ptr, pos_weight_ptr})) {
+    // nothing to differentiate: the loss alone, without a Function's bookkeeping
+    Tensors inputs{self, target};
+    inputs.reserve(4);
+    if (weight_ptr != nullptr) inputs.push_back(*weight);
+    if (pos_weight_ptr != nullptr) inputs.push_back(*pos_weight);
+    return RunLoss(variant, inputs, reduction);
   }
-  if (w && p) return ms::Tensor(BceWithLogitsFunction<true, true>::Apply(reduction, x, y, w, p));
-  if (w) return ms::Tensor(BceWithLogitsFunction<true, false>::Apply(reduction, x, y, w));
-  if (p) return ms::Tensor(BceWithLogitsFunction<false, true>::Apply(reduction, x, y, p));
-  return ms::Tensor(BceWithLogitsFunction<false, false>::Apply(reduction, x, y));
+  switch (variant) {
+    case Variant::kWp:
+      return ms::Tensor(
+          BceWithLogitsFunction<Variant::kWp>::Apply(reduction, self_ptr, target_ptr, weight_ptr, pos_weight_ptr));
+    case Variant::kW:
+      return ms::Tensor(BceWithLogitsFunction<Variant::kW>::Apply(reduction, self_ptr, target_ptr, weight_ptr));
+    case Variant::kP:
+      return ms::Tensor(BceWithLogitsFunction<Variant::kP>::Apply(reduction, self_ptr, target_ptr, pos_weight_ptr));
+    case Variant::kPlain:
+      break;
+  }
+  return ms::Tensor(BceWithLogitsFunction<Variant::kPlain>::Apply(reduction, self_ptr, target_ptr));
 }
 
 // Whether this call is recorded for a gradient that a higher-order gradient differentiates again (the forward of a
@@ -362,10 +328,10 @@ bool InHigherOrderGradient() {
 }
 
 // The loss, or None where the call takes part in a higher-order gradient: the caller then runs the primitives.
-py::object PyBceWithLogits(const ms::Tensor &input, const ms::Tensor &target, const std::optional<ms::Tensor> &weight,
+py::object PyBceWithLogits(const ms::Tensor &self, const ms::Tensor &target, const std::optional<ms::Tensor> &weight,
                            const std::optional<ms::Tensor> &pos_weight, int64_t reduction) {
   if (InHigherOrderGradient()) return py::none();
-  return ms::pynative::PyboostRunner::Call<1>(BceWithLogits, input, target, weight, pos_weight, reduction);
+  return ms::pynative::PyboostRunner::Call<1>(BceWithLogits, self, target, weight, pos_weight, reduction);
 }
 
 }  // namespace
