@@ -28,6 +28,13 @@ OP_PACKAGE_HEADER = "op_api/include/aclnn_ms_bcewl_sigmoid_cross_entropy_with_lo
 OP_PACKAGE_STEM = "ms_bcewl_op_package"
 PYBOOST_SOURCE = ROOT / "aclnn_adapter" / "src" / "pyboost" / "pyboost_entries.cpp"
 PYBOOST_HEADER_FOLDERS = ("acl", "aclnn", "aclnnop", "ms_bcewl")
+# What CMake records of the build (aclnn_adapter/CMakeLists.txt), shipped beside the library for `ms-bcewl info`.
+BUILD_RECORD_NAME = "libms_bcewl.build.json"
+WHEEL_TARGET = "MS_BCEWL_WHEEL_TARGET"
+WHEEL_MACHINES = ("x86_64", "aarch64")
+# The glibc of the oldest hosts MindSpore supports (CentOS 8 and openEuler 20.03 have 2.28): manylinux_2_28.
+WHEEL_GLIBC = "2.28"
+ZIG_TOOLCHAIN = ROOT / "cmake" / "zig-toolchain.cmake"
 
 
 def find_cann_toolkit(environ):
@@ -61,6 +68,42 @@ def find_built_op_package(build_dir):
         raise RuntimeError(f"ms_bcewl: the op package build left no vendors/ms_bcewl/{OP_PACKAGE_HEADER} or "
                            f"build_out/custom_opp_*.run under {build_dir}/op_package")
     return installers[0]
+
+
+def wheel_machine(environ):
+    """The machine of the manylinux wheel to build (MS_BCEWL_WHEEL_TARGET), or None for a build for this one."""
+    machine = environ.get(WHEEL_TARGET)
+    if not machine:
+        return None
+    if machine not in WHEEL_MACHINES:
+        raise RuntimeError(f"ms_bcewl: {WHEEL_TARGET}={machine!r}; expected one of {', '.join(WHEEL_MACHINES)}")
+    return machine
+
+
+def wheel_platform_tag(machine):
+    return f"manylinux_{WHEEL_GLIBC.replace('.', '_')}_{machine}"
+
+
+def _zig_executable():
+    try:
+        import ziglang  # the PyPI package, added to the build requirements by build_backend/
+        return str(Path(ziglang.__file__).parent / "zig")
+    except ImportError:
+        found = shutil.which("zig")
+        if found is None:
+            raise RuntimeError(f"ms_bcewl: {WHEEL_TARGET} needs zig: pip install ziglang") from None
+        return found
+
+
+def toolchain_arguments(environ):
+    """CMake's arguments for the compiler: none (the machine's g++ as CMake finds it), or zig retargeted to the
+    wheel's machine and glibc."""
+    machine = wheel_machine(environ)
+    if machine is None:
+        return []
+    return [f"-DCMAKE_TOOLCHAIN_FILE={ZIG_TOOLCHAIN}", f"-DMS_BCEWL_ZIG={_zig_executable()}",
+            f"-DMS_BCEWL_ZIG_TARGET={machine}-linux-gnu.{WHEEL_GLIBC}",
+            f"-DMS_BCEWL_BUILD_KIND=wheel {wheel_platform_tag(machine)}"]
 
 
 def _cmake_executable():
@@ -97,11 +140,12 @@ class NativeLibrary(Extension):
 
     def build_into(self, destination, cmake):
         with tempfile.TemporaryDirectory(prefix="ms_bcewl_build_") as build_dir:
-            subprocess.run([cmake, "-S", str(self.source_dir), "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release"],
-                           check=True)
+            subprocess.run([cmake, "-S", str(self.source_dir), "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
+                            *toolchain_arguments(os.environ)], check=True)
             subprocess.run([cmake, "--build", build_dir, "--target", "ms_bcewl", "-j", _build_jobs()], check=True)
             built = next(Path(build_dir).rglob(LIBRARY_NAME))
             shutil.copy2(built, destination)
+            shutil.copy2(built.parent / BUILD_RECORD_NAME, destination.parent / BUILD_RECORD_NAME)
         ship_pyboost_sources(destination.parent)
 
 
@@ -149,11 +193,28 @@ class BuildNativeLibrary(build_ext):
         copied = super().copy_file(infile, outfile, *args, **kwargs)
         if Path(outfile).name == LIBRARY_NAME:
             ship_pyboost_sources(Path(outfile).parent)
+            record = Path(infile).parent / BUILD_RECORD_NAME  # (build_into writes it; ms-bcewl info reads it)
+            if record.is_file():
+                shutil.copy2(record, Path(outfile).parent / BUILD_RECORD_NAME)
         return copied
+
+
+def manylinux_wheel_command():
+    """setuptools' bdist_wheel (imported here: setuptools has it from 70.1, which the build requires, and the tests
+    import this file beside older ones), tagging a wheel built with MS_BCEWL_WHEEL_TARGET for every Python (the
+    library is no Python extension: MindSpore and ctypes load it by path) and for the glibc it was linked against."""
+    from setuptools.command.bdist_wheel import bdist_wheel
+
+    class ManylinuxWheel(bdist_wheel):
+        def get_tag(self):
+            machine = wheel_machine(os.environ)
+            return ("py3", "none", wheel_platform_tag(machine)) if machine else super().get_tag()
+
+    return ManylinuxWheel
 
 
 if __name__ == "__main__":  # setuptools' build backend runs this file as __main__; tests import it
     setup(
         ext_modules=native_libraries(os.environ),
-        cmdclass={"build_ext": BuildNativeLibrary},
+        cmdclass={"build_ext": BuildNativeLibrary, "bdist_wheel": manylinux_wheel_command()},
     )

@@ -1,0 +1,103 @@
+"""The binary-wheel build path of setup.py and build_backend/ (docs/wheels.md), and the build record CMake writes
+for `ms-bcewl info`. setup.py and the backend are imported, not run; the record test configures
+aclnn_adapter/CMakeLists.txt with the machine's compiler (about 5 s) and builds nothing."""
+import importlib.util
+import json
+import platform
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+INSTALLED_LIBRARY_DIR = Path(importlib.util.find_spec("ms_bcewl").origin).resolve().parent / "lib"
+
+
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def setup_module():
+    return load("ms_bcewl_setup_for_wheels", REPO / "setup.py")
+
+
+@pytest.fixture(scope="module")
+def backend():
+    return load("ms_bcewl_backend_for_wheels", REPO / "build_backend" / "ms_bcewl_backend.py")
+
+
+def test_a_plain_build_keeps_cmakes_own_compiler(setup_module):
+    for environ in ({}, {"MS_BCEWL_WHEEL_TARGET": ""}):
+        assert setup_module.toolchain_arguments(environ) == []
+        assert setup_module.wheel_machine(environ) is None
+
+
+def test_a_wheel_build_retargets_zig_to_the_wheels_machine_and_glibc(setup_module, monkeypatch, tmp_path):
+    zig = tmp_path / "zig"
+    zig.write_text("#!/bin/sh\n")
+    monkeypatch.setattr(setup_module, "_zig_executable", lambda: str(zig))
+    arguments = setup_module.toolchain_arguments({"MS_BCEWL_WHEEL_TARGET": "aarch64"})
+    assert arguments == [f"-DCMAKE_TOOLCHAIN_FILE={REPO / 'cmake' / 'zig-toolchain.cmake'}", f"-DMS_BCEWL_ZIG={zig}",
+                         "-DMS_BCEWL_ZIG_TARGET=aarch64-linux-gnu.2.28",
+                         "-DMS_BCEWL_BUILD_KIND=wheel manylinux_2_28_aarch64"]
+    assert (REPO / "cmake" / "zig-toolchain.cmake").is_file()
+
+
+def test_an_unknown_wheel_machine_is_refused_by_name(setup_module):
+    with pytest.raises(RuntimeError, match="MS_BCEWL_WHEEL_TARGET='riscv64'; expected one of x86_64, aarch64"):
+        setup_module.wheel_machine({"MS_BCEWL_WHEEL_TARGET": "riscv64"})
+
+
+def test_a_wheel_is_tagged_for_every_python_and_glibc_2_28(setup_module, monkeypatch):
+    from setuptools.dist import Distribution
+
+    command = setup_module.manylinux_wheel_command()(Distribution({"name": "ms_bcewl", "ext_modules": []}))
+    command.ensure_finalized()
+    monkeypatch.setenv("MS_BCEWL_WHEEL_TARGET", "x86_64")
+    assert command.get_tag() == ("py3", "none", "manylinux_2_28_x86_64")
+
+
+def test_the_backend_asks_for_zig_only_for_a_wheel(backend, monkeypatch):
+    monkeypatch.delenv("MS_BCEWL_WHEEL_TARGET", raising=False)
+    monkeypatch.setattr(backend.build_meta, "get_requires_for_build_wheel", lambda config_settings=None: ["wheel"])
+    assert backend.get_requires_for_build_wheel() == ["wheel"]
+    monkeypatch.setenv("MS_BCEWL_WHEEL_TARGET", "x86_64")
+    assert backend.get_requires_for_build_wheel() == ["wheel", backend.ZIG_REQUIREMENT]
+
+
+def cmake_executable():
+    try:
+        import cmake  # PyPI's, as setup.py builds with it
+        return str(Path(cmake.CMAKE_BIN_DIR) / "cmake")
+    except ImportError:
+        return shutil.which("cmake")
+
+
+def configure(build_dir, *arguments):
+    done = subprocess.run([cmake_executable(), "-S", str(REPO / "aclnn_adapter"), "-B",
+                           str(build_dir), *arguments], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return json.loads((build_dir / "libms_bcewl.build.json").read_text())
+
+
+def test_cmake_records_the_build_kind_compiler_machine_and_kernels(tmp_path):
+    record = configure(tmp_path / "source")
+    assert record["build"] == "source"
+    assert record["machine"] == platform.machine()
+    assert record["compiler"].split()[0] in ("GNU", "Clang")
+    expected = ["scalar", "avx2", "avx512", "avx512bf16"] if platform.machine() == "x86_64" else ["scalar"]
+    assert record["isa_kernels"] == expected
+    record = configure(tmp_path / "wheel", "-DMS_BCEWL_BUILD_KIND=wheel manylinux_2_28_x86_64")
+    assert record["build"] == "wheel manylinux_2_28_x86_64"
+
+
+def test_the_installed_library_ships_its_build_record():
+    record = json.loads((INSTALLED_LIBRARY_DIR / "libms_bcewl.build.json").read_text())
+    assert record["build"] == "source" or record["build"].startswith("wheel manylinux_2_28_")
+    assert record["machine"] == platform.machine()
+    assert "scalar" in record["isa_kernels"]
