@@ -13,6 +13,7 @@ import contextlib
 import ctypes
 import functools
 import importlib.util
+import json
 import os
 import platform
 import subprocess
@@ -27,7 +28,7 @@ from mindspore import nn
 
 import ms_bcewl
 from ms_bcewl import _pyboost as pyboost_path
-from ms_bcewl._library import library_path
+from ms_bcewl._library import LIBRARY_DIR, library_path
 from ms_bcewl._checks import REDUCTIONS
 
 MODES = {"pynative": ms.PYNATIVE_MODE, "graph": ms.GRAPH_MODE}
@@ -39,6 +40,12 @@ TOLERANCES = {"float32": 1e-5, "float16": 1e-3, "bfloat16": 8e-3}
 ISA_ORDER = ("scalar", "avx2", "avx512", "avx512bf16")
 ISA_FLAGS = {"scalar": set(), "avx2": {"avx2", "fma", "f16c"}, "avx512": {"avx512f"},
              "avx512bf16": {"avx512f", "avx512dq", "avx512_bf16"}}
+# Where /proc/cpuinfo lists a processor's features: "flags" on x86, "Features" on Arm.
+CPUINFO_FEATURE_KEYS = ("flags", "Features")
+# The Arm vector extensions info names; the kernels have none for them (scalar there).
+ARM_VECTOR_FEATURES = ("asimd", "sve", "sve2")
+# What CMake recorded of the library's build (aclnn_adapter/CMakeLists.txt), shipped beside it by setup.py.
+BUILD_RECORD = LIBRARY_DIR / "libms_bcewl.build.json"
 SOURCE_BENCHMARK = Path(ms_bcewl.__file__).resolve().parent.parent / "benchmarks" / "bench_bce_with_logits.py"
 
 
@@ -56,30 +63,40 @@ def print_table(header, rows):
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def cpu_flags():
-    """The flags of the first processor in /proc/cpuinfo (empty where it cannot be read)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
+def parse_cpu_flags(cpuinfo):
+    """The features of the first processor in the text of /proc/cpuinfo (x86's flags, Arm's Features), or an
+    empty set."""
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in CPUINFO_FEATURE_KEYS:
+            return set(value.split())
     return set()
 
 
-def simd_level():
-    """The kernels' ISA by their own rule: the best the CPU supports (avx512bf16: avx512f, avx512dq and
-    avx512_bf16; avx512: avx512f; avx2: avx2, fma and f16c), capped by MS_BCEWL_ISA=scalar|avx2|avx512|avx512bf16
-    when set."""
-    flags = cpu_flags()
-    supported = [isa for isa, needs in ISA_FLAGS.items() if needs <= flags]
-    requested = os.environ.get("MS_BCEWL_ISA")
+def cpu_flags():
+    """The features of the first processor in /proc/cpuinfo (empty where it cannot be read)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            return parse_cpu_flags(cpuinfo.read())
+    except OSError:
+        return set()
+
+
+def simd_level(flags=None, environ=None, compiled=ISA_ORDER):
+    """The kernels' ISA by their own rule: the best that is compiled in and the CPU supports (avx512bf16:
+    avx512f, avx512dq and avx512_bf16; avx512: avx512f; avx2: avx2, fma and f16c), capped by
+    MS_BCEWL_ISA=scalar|avx2|avx512|avx512bf16 when set. Arm CPUs get the scalar kernels."""
+    flags = cpu_flags() if flags is None else flags
+    requested = (os.environ if environ is None else environ).get("MS_BCEWL_ISA")
+    supported = [isa for isa, needs in ISA_FLAGS.items() if needs <= flags and isa in compiled]
     cap = ISA_ORDER.index(requested) if requested in ISA_ORDER else len(ISA_ORDER) - 1
     best = max((isa for isa in supported if ISA_ORDER.index(isa) <= cap), key=ISA_ORDER.index)
     source = f"MS_BCEWL_ISA={requested}" if requested else "MS_BCEWL_ISA unset"
     if not flags:
         return f"unknown (no CPU flags in /proc/cpuinfo; {source})"
+    if "asimd" in flags:
+        vector = ", ".join(feature for feature in ARM_VECTOR_FEATURES if feature in flags)
+        return f"{best} (Arm CPU with {vector}; the SIMD kernels are x86-64's; {source})"
     return f"{best} (CPU supports: {', '.join(supported)}; {source})"
 
 
@@ -123,19 +140,37 @@ def backend():
     return f"{target} (host CPU, {platform.machine()})" if target == "CPU" else target
 
 
-def library_build(path):
+def build_record(path=BUILD_RECORD):
+    """What CMake recorded of the library's build ({} where there is no record)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def describe_build(record):
+    """A wheel's or a source build, its compiler and the ISA kernels compiled in, from a build record."""
+    if not record:
+        return "unknown build (no libms_bcewl.build.json beside the library)"
+    kernels = ", ".join(record.get("isa_kernels", ())) or "none recorded"
+    return f"{record.get('build', 'unknown')} build, {record.get('compiler', 'compiler unknown')}, kernels {kernels}"
+
+
+def library_build(path, record):
     stat = os.stat(path)
     built = datetime.fromtimestamp(stat.st_mtime).isoformat(sep=" ", timespec="seconds")
-    return f"{built}, {stat.st_size:,} bytes"
+    return f"{describe_build(record)}; {built}, {stat.st_size:,} bytes"
 
 
 def info_rows():
     path = library_path()
+    record = build_record()
     return [("ms_bcewl", f"{ms_bcewl.__version__} ({Path(ms_bcewl.__file__).resolve().parent})"),
             ("MindSpore", ms.__version__), ("NumPy", np.__version__),
             ("Python", f"{platform.python_version()} ({sys.executable})"),
-            ("library", path), ("library build", library_build(path)), ("backend", backend()),
-            ("SIMD level", simd_level()), ("threads", threads(path)), ("Ascend path", ascend_path()),
+            ("library", path), ("library build", library_build(path, record)), ("backend", backend()),
+            ("SIMD level", simd_level(compiled=record.get("isa_kernels", ISA_ORDER))),
+            ("threads", threads(path)), ("Ascend path", ascend_path()),
             ("paths", release_paths()),
             ("PyNative path", pyboost_path.describe(pyboost_path.PYBOOST.choice, os.environ,
                                                     pyboost_path.PYBOOST.gate)),
