@@ -157,8 +157,9 @@ def describe_build(record):
 
 
 def library_build(path, record):
+    """The build, when it was configured (a wheel's install gives the file its own time) and the library's size."""
     stat = os.stat(path)
-    built = datetime.fromtimestamp(stat.st_mtime).isoformat(sep=" ", timespec="seconds")
+    built = record.get("configured") or datetime.fromtimestamp(stat.st_mtime).isoformat(sep=" ", timespec="seconds")
     return f"{describe_build(record)}; {built}, {stat.st_size:,} bytes"
 
 

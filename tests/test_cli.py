@@ -57,7 +57,7 @@ def test_info_reports_versions_library_backend_and_ascend_path(tmp_path):
                              f"PyNative: {pynative}")
     assert Path(rows["library"]) == INSTALLED_PACKAGE / "lib" / "libms_bcewl.so"
     assert re.fullmatch(r"(source|wheel manylinux_2_28_\w+) build, (GNU|Clang) [\d.]+ \(.+\), kernels scalar(, \w+)*; "
-                        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d, [\d,]+ bytes", rows["library build"])
+                        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d( UTC)?, [\d,]+ bytes", rows["library build"])
     assert rows["backend"].startswith("CPU")
     assert re.match(r"(scalar|avx2|avx512|avx512bf16|unknown) \(", rows["SIMD level"])
     assert int(rows["threads"].split()[0]) == min(os.cpu_count(), len(os.sched_getaffinity(0)))
@@ -196,6 +196,10 @@ def test_info_describes_a_wheel_a_source_build_and_a_missing_record(tmp_path):
                       'aarch64-linux-gnu.2.28)", "machine": "aarch64", "isa_kernels": ["scalar"]}\n')
     assert cli.describe_build(cli.build_record(record)) == (
         "wheel manylinux_2_28_aarch64 build, Clang 22.1.8 (zig, target aarch64-linux-gnu.2.28), kernels scalar")
+    library = tmp_path / "libms_bcewl.so"
+    library.write_bytes(b"1234")
+    assert cli.library_build(library, {"configured": "2026-12-07 01:50:00 UTC"}).endswith(
+        "; 2026-12-07 01:50:00 UTC, 4 bytes")
     assert cli.describe_build(cli.build_record(tmp_path / "missing.json")).startswith("unknown build (no ")
     record.write_text("not json")
     assert cli.build_record(record) == {}

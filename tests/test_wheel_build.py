@@ -4,6 +4,7 @@ aclnn_adapter/CMakeLists.txt with the machine's compiler (about 5 s) and builds 
 import importlib.util
 import json
 import platform
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -92,6 +93,7 @@ def test_cmake_records_the_build_kind_compiler_machine_and_kernels(tmp_path):
     assert record["compiler"].split()[0] in ("GNU", "Clang")
     expected = ["scalar", "avx2", "avx512", "avx512bf16"] if platform.machine() == "x86_64" else ["scalar"]
     assert record["isa_kernels"] == expected
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", record["configured"])
     record = configure(tmp_path / "wheel", "-DMS_BCEWL_BUILD_KIND=wheel manylinux_2_28_x86_64")
     assert record["build"] == "wheel manylinux_2_28_x86_64"
 
