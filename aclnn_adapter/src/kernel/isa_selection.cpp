@@ -5,28 +5,65 @@
 #include <cstring>
 #include <iterator>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace ms_bcewl::kernel {
 namespace {
 
-bool CpuSupports(Isa isa) {
 #if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
+// What the kernels need of an x86 CPU, read with cpuid and xgetbv (the OS saves the ymm / zmm registers) rather than
+// __builtin_cpu_supports: the runtime behind that (libgcc's or compiler-rt's __cpu_model) is left empty by zig's
+// compiler-rt, which links the wheels' library, and the kernels then never left the scalar path.
+struct X86Features {
+  bool avx2_fma_f16c = false;
+  bool avx512f = false;
+  bool avx512dq = false;
+  bool avx512bf16 = false;
+};
+
+constexpr unsigned Bit(int n) { return 1u << n; }
+
+X86Features ReadX86Features() {
+  X86Features features;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & Bit(27)) || !(ecx & Bit(28))) {
+    return features;  // no cpuid leaf 1, no OSXSAVE or no AVX
+  }
+  const bool fma = ecx & Bit(12);
+  const bool f16c = ecx & Bit(29);
+  unsigned xcr0 = 0, xcr0_high = 0;
+  __asm__("xgetbv" : "=a"(xcr0), "=d"(xcr0_high) : "c"(0));
+  const bool ymm_saved = (xcr0 & 0x6u) == 0x6u;    // SSE and AVX state
+  const bool zmm_saved = (xcr0 & 0xE6u) == 0xE6u;  // and the opmask and both halves of zmm
+  if (!ymm_saved || !__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) {
+    return features;
+  }
+  features.avx2_fma_f16c = (ebx & Bit(5)) && fma && f16c;
+  features.avx512f = zmm_saved && (ebx & Bit(16));
+  features.avx512dq = zmm_saved && (ebx & Bit(17));
+  features.avx512bf16 = features.avx512f && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax & Bit(5));
+  return features;
+}
+
+bool CpuSupports(Isa isa) {
+  static const X86Features features = ReadX86Features();
   switch (isa) {
     case Isa::kScalar:
       return true;
     case Isa::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+      return features.avx2_fma_f16c;
     case Isa::kAvx512:
-      return __builtin_cpu_supports("avx512f");
+      return features.avx512f;
     case Isa::kAvx512BFloat16:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-             __builtin_cpu_supports("avx512bf16");
+      return features.avx512f && features.avx512dq && features.avx512bf16;
   }
   return false;
-#else
-  return isa == Isa::kScalar;
-#endif
 }
+#else
+bool CpuSupports(Isa isa) { return isa == Isa::kScalar; }
+#endif
 
 const IsaKernels &AutomaticKernels() {
   static const IsaKernels *const chosen = [] {
