@@ -207,12 +207,12 @@ def numpy_reference(x, y, w, p, reduction):
     """Float64 loss and d loss / d x of l = w*((1-y)*x - (1+(p-1)*y)*logsig(x)), reduced."""
     log_sigmoid = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
     elementwise = w * ((1 - y) * x - (1 + (p - 1) * y) * log_sigmoid)
-    d_elementwise = w * ((p * y + 1 - y) * np.exp(log_sigmoid) - p * y)
+    dx = w * ((p * y + 1 - y) * np.exp(log_sigmoid) - p * y)
     if reduction == "none":
-        return elementwise, d_elementwise
+        return elementwise, dx
     if reduction == "sum":
-        return elementwise.sum(), d_elementwise
-    return elementwise.mean(), d_elementwise / x.size
+        return elementwise.sum(), dx
+    return elementwise.mean(), dx / x.size
 
 
 class _LossAndInputGradient(nn.Cell):
@@ -248,9 +248,9 @@ def check_case(mode, dtype, reduction, reference):
     """(loss error, dx error) of one case, each relative to the largest reference value."""
     ms.set_context(mode=MODES[mode])
     tensors, values = check_inputs(dtype)
-    loss, d_input = _LossAndInputGradient(reduction)(*tensors)
-    expected_loss, expected_d_input = reference(*values, reduction)
-    return relative_error(loss, expected_loss), relative_error(d_input, expected_d_input)
+    loss, dx = _LossAndInputGradient(reduction)(*tensors)
+    expected_loss, expected_dx = reference(*values, reduction)
+    return relative_error(loss, expected_loss), relative_error(dx, expected_dx)
 
 
 def check(modes=tuple(MODES), reference=numpy_reference):

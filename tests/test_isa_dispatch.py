@@ -4,9 +4,9 @@ compiler built it (g++ for a source install, zig for a wheel): read from the lib
 import json
 import os
 import subprocess
-import sys
 
 from ms_bcewl import cli
+from support import reference as R
 
 # The library's own answer: the ISAs it can run here and the one it chose, as kIsaNames (isa_kernels.h) names them.
 PROBE = """
@@ -31,17 +31,19 @@ print(json.dumps({"available": [name for isa, name in enumerate(NAMES) if hooks.
 """
 
 
-def library_choice():
+def library_choice(cwd):
+    """In a folder outside the source tree, whose ms_bcewl (without its library) would shadow the installed one."""
     environment = {key: value for key, value in os.environ.items() if key != "MS_BCEWL_ISA"}
-    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=environment, check=False)
+    done = subprocess.run([*R.PYTHON, "-c", PROBE], capture_output=True, text=True, env=environment, cwd=cwd,
+                          check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 
 
-def test_the_kernels_take_the_best_isa_of_this_cpu_and_build():
+def test_the_kernels_take_the_best_isa_of_this_cpu_and_build(tmp_path):
     compiled = cli.build_record().get("isa_kernels", cli.ISA_ORDER)
     flags = cli.cpu_flags()
     expected = [isa for isa in cli.ISA_ORDER if cli.ISA_FLAGS[isa] <= flags and isa in compiled]
-    choice = library_choice()
+    choice = library_choice(tmp_path)
     assert choice["available"] == expected, (choice, sorted(flags & set().union(*cli.ISA_FLAGS.values())))
     assert choice["active"] == expected[-1]
