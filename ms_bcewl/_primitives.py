@@ -12,14 +12,17 @@ Output shapes come from one of two places, hence two tables with the same keys:
 - PYNATIVE_FORWARD, keyed (..., target dtype): a Python shape function. PyNative infers every call anew, and
   MindSpore's C++ infer path for AOT ops costs a third of a small call (docs/performance.md); PyNative shapes are
   always concrete, so the Python function is all it needs.
-``in_graph()`` tells the two apart at a call site (bce_with_logits.py).
+``in_graph()`` tells the two apart at a call site (bce_with_logits.py); in a graph compiled for an export,
+``in_export()`` picks ``standard_loss`` instead, MindSpore's own operators, which an exported file can carry.
 """
 import mindspore as ms
-from mindspore import ops
+from mindspore import Tensor, ops
+from mindspore.common import dtype as mstype
 from mindspore.ops import CustomRegOp, DataType, PrimitiveWithInfer
 
 from ms_bcewl import _ascend_kernels as ascend_kernels
 from ms_bcewl._library import aot_entries, library_path
+from ms_bcewl._mindspore_internals import exporting
 from ms_bcewl._checks import SUPPORTED_DTYPES
 
 # The gradient of each input, as the library's operations and these primitives' outputs name it.
@@ -65,22 +68,26 @@ def _dtype_of(*positions):
     return lambda *dtypes: [dtypes[position] for position in positions]
 
 
-class _InGraph(PrimitiveWithInfer):
-    """``in_graph()`` is True where MindSpore compiles the call into a graph (GRAPH_MODE, mindspore.jit), which
-    infers a constant primitive's value, and False where Python runs it (PyNative), which calls it."""
+class _CompileTimeConstant(PrimitiveWithInfer):
+    """A constant primitive: a graph infers its value once per compile (``value_in_graph()``); a call, which is
+    PyNative's, returns False."""
 
-    def __init__(self):
-        super().__init__("ms_bcewl_in_graph")
+    def __init__(self, name, value_in_graph):
+        super().__init__(name)
         self.set_const_prim(True)
+        self._value_in_graph = value_in_graph
 
     def __infer__(self):
-        return {"dtype": None, "shape": None, "value": True}
+        return {"dtype": None, "shape": None, "value": self._value_in_graph()}
 
     def __call__(self):
         return False
 
 
-in_graph = _InGraph()
+# True where MindSpore compiles the call into a graph (GRAPH_MODE, mindspore.jit), False where Python runs it.
+in_graph = _CompileTimeConstant("ms_bcewl_in_graph", lambda: True)
+# True in a graph compiled for an export (mindspore.export, mindspore.onnx.export).
+in_export = _CompileTimeConstant("ms_bcewl_in_export", exporting)
 
 
 def _gradient_primitives(has_weight, has_pos_weight, reduction):
@@ -317,6 +324,33 @@ def gradient_bprop(reduction, has_weight, has_pos_weight, of=None):
     def bprop_plain(dout, x, y, out, cotangent):
         return gradients(dout, x, y, None, None, cotangent)
     return bprop_plain
+
+
+# ---- Exports: the loss from standard operators ----
+# An exported file cannot carry the AOT primitives: MINDIR stores a primitive's 'file:function' with the library's
+# absolute path, which the loading machine resolves with realpath(3), and ONNX writes the entry point as an operator
+# type no runtime knows. So a graph compiled for an export takes operators that MINDIR and ONNX both carry
+# (docs/contract.md §17 Export); training and every other compile keep the primitives.
+_SOFTPLUS = ops.Softplus()  # ONNX Softplus: log(1 + exp(v)), stable for every finite v
+_MEAN = ops.ReduceMean(keep_dims=False)
+_SUM = ops.ReduceSum(keep_dims=False)
+
+
+def standard_loss(input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
+    """docs/contract.md §2's loss from standard operators in float32, reduced, cast to the target's dtype. As the
+    kernels do, it is l = w * ((1 - y) * softplus(x) + p * y * softplus(-x)), softplus(v) = -logsig(-v): no
+    product as large as (1 + (p - 1) * y) * x, which overflows float32 where the loss fits."""
+    x = ops.cast(input, mstype.float32)
+    y = ops.cast(target, mstype.float32)
+    positive = y if not isinstance(pos_weight, Tensor) else ops.cast(pos_weight, mstype.float32) * y
+    loss = (1.0 - y) * _SOFTPLUS(x) + positive * _SOFTPLUS(-x)
+    if isinstance(weight, Tensor):
+        loss = ops.cast(weight, mstype.float32) * loss
+    if reduction == "mean":
+        loss = _MEAN(loss)
+    elif reduction == "sum":
+        loss = _SUM(loss)
+    return ops.cast(loss, target.dtype)
 
 
 # ---- Backend choice, made once at import (everything above is the host backend) ----

@@ -4,9 +4,8 @@ import threading
 
 from mindspore import Tensor, nn
 
-from ms_bcewl._export import in_export, standard_loss
 from ms_bcewl._mindspore_internals import cast_arguments
-from ms_bcewl._primitives import GRAPH_FORWARD, PYNATIVE_FORWARD, in_graph
+from ms_bcewl._primitives import GRAPH_FORWARD, PYNATIVE_FORWARD, in_export, in_graph, standard_loss
 from ms_bcewl._pyboost import PYBOOST
 from ms_bcewl._checks import (REDUCTION_CODES, check_arguments, check_initialized, check_is_tensor, check_reduction,
                              describe)
@@ -50,7 +49,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     has_weight, has_pos_weight = isinstance(weight, Tensor), isinstance(pos_weight, Tensor)
     variant = (has_weight, has_pos_weight, reduction)
     # Graphs fold the constant in_graph() and never compile the PyNative branch (whose `with` they could not).
-    # An export's graph takes standard operators, which its file can carry (_export.py).
+    # An export's graph takes standard operators, which its file can carry (_primitives.py).
     if in_graph():
         if in_export():
             loss = standard_loss(input, target, weight, pos_weight, reduction)
