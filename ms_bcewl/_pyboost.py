@@ -20,7 +20,8 @@ Which path a PyNative call takes, by ``MS_BCEWL_PYNATIVE_PATH`` (unset or empty:
   raises where it cannot be built. In the asynchronous runtime a call raises RuntimeError: there the autograd
   Function can miss an input that an earlier operation made, and its gradient comes out zero;
 - ``aot``: never.
-Graphs always use the primitives; so does the Ascend backend.
+Graphs always use the primitives; so does the Ascend backend. ``ms-bcewl info`` shows the setting and the module's
+state (cli.py).
 """
 import fcntl
 import hashlib
@@ -56,41 +57,11 @@ FAILURE_RECORD = "build_failed.txt"  # the one-line cause a failed build leaves 
 _BUILDERS = []  # builder processes started here, kept so that their exit is collected
 
 
-def choice_from(environ):
-    """The MS_BCEWL_PYNATIVE_PATH setting (empty reads as unset); ValueError for an unknown one."""
-    choice = environ.get(PATH_VARIABLE) or "auto"
-    if choice not in CHOICES:
-        raise ValueError(f"ms_bcewl: {PATH_VARIABLE}={choice!r} is not one of {', '.join(CHOICES)}.")
-    return choice
-
-
 ASYNC_RUNTIME_REFUSED = (
     f"ms_bcewl: {PATH_VARIABLE}=pyboost needs mindspore.runtime.launch_blocking(): in MindSpore's asynchronous "
     "runtime the pyboost operator's autograd can miss an input made by an earlier operation, whose gradient then "
     f"comes out zero. Call mindspore.runtime.launch_blocking() first, or unset {PATH_VARIABLE} (auto takes pyboost "
     "under launch_blocking() and the ops.Custom primitives otherwise).")
-
-
-# MindSpore releases (major, minor) whose pyboost path gives wrong gradients under launch_blocking() too, with what
-# tests/support/pyboost_repeated_grads.py measured there; tests/test_versions.py checks the installed release against
-# this table. None so far: 2.7.0, 2.7.2, 2.8.0, 2.9.0 and 2.10.0 gave no wrong gradient under launch_blocking()
-# (docs/versions.md).
-WRONG_GRADIENT_RELEASES = {}
-
-
-def release(version):
-    """(major, minor) of a MindSpore version string such as '2.7.1.post1' or '2.10.0rc1'; None if unreadable."""
-    found = re.match(r"(\d+)\.(\d+)", version)
-    return (int(found.group(1)), int(found.group(2))) if found else None
-
-
-def pyboost_gate(version):
-    """Why MindSpore `version` may not take the pyboost path, or None where it may."""
-    measured = WRONG_GRADIENT_RELEASES.get(release(version))
-    if measured is None:
-        return None
-    return (f"MindSpore {version}'s pyboost path gives wrong gradients, under launch_blocking() too ({measured}); "
-            "its PyNative calls take the ops.Custom primitives")
 
 
 def cache_root(environ):
@@ -145,23 +116,6 @@ def verified_module(folder, name=MODULE_NAME):
     except OSError:
         return None
     return module if matches else None
-
-
-def state(folder, name=MODULE_NAME):
-    """'verified', 'building' (another process holds the folder), 'failed' (the last build's cause is recorded),
-    'damaged' (a module without a matching record) or 'absent'."""
-    if verified_module(folder, name):
-        return "verified"
-    try:
-        with open(folder / ".lock", encoding="utf-8") as lock:
-            fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return "building"
-    except OSError:
-        pass
-    if recorded_failure(folder):
-        return "failed"
-    return "damaged" if module_file(folder, name).exists() else "absent"
 
 
 def recorded_failure(folder):
@@ -246,15 +200,6 @@ def linker_flags(library_dir):
     return " ".join(shlex.quote(flag) for flag in flags).replace("$", "$$")
 
 
-def load(path, name=MODULE_NAME):
-    """Imports the compiled module at `path` (no write to its folder)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    sys.modules[name] = module
-    return module
-
-
 def build_module(source=SOURCE, include_dir=INCLUDE_DIR, root=None, name=MODULE_NAME):
     """Builds (where needed) and loads module `name`. The benchmarks build their pyboost no-op with it too."""
     return use_module(build(source, include_dir, root, name), name)
@@ -266,7 +211,10 @@ def use_module(path, name=MODULE_NAME):
         os.utime(path.parent / ".lock")  # for remove_stale_builds
     except OSError:
         pass  # a read-only cache
-    module = load(path, name)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[name] = module
     remove_stale_builds(path.parent.parent, name, path.parent)
     return module
 
@@ -307,17 +255,15 @@ def failure_cause(error):
 
 
 def start_builder(folder):
-    """Starts `ms-bcewl build --background` of this very package, for the processes that come after this one; not
-    where a build is under way, and RuntimeError with the cause where the last build failed or there is no
-    compiler (MindSpore's builder runs $CXX, else g++)."""
+    """Starts `ms-bcewl build --background` of this very package, for the processes that come after this one
+    (where another build holds the folder, it waits and finds the module built); RuntimeError with the cause where
+    the last build failed or there is no compiler (MindSpore's builder runs $CXX, else g++)."""
     failure = recorded_failure(folder)
     if failure:
         raise RuntimeError(failure)
     compiler = os.environ.get("CXX") or "g++"
     if shutil.which(compiler) is None:
         raise RuntimeError(f"no C++ compiler: {compiler} not found")
-    if state(folder) == "building":
-        return
     environment = dict(os.environ, **{CACHE_VARIABLE: str(folder.parent), PATH_VARIABLE: "aot"})
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))
     _BUILDERS.append(subprocess.Popen(  # pylint: disable=consider-using-with
@@ -345,38 +291,13 @@ def prepare_module(folder, wait_for_compile):
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def describe(choice, environ, gate=None):
-    """One line for `ms-bcewl info`: the setting, what it does, and whether this machine's module is built (or why
-    this MindSpore release never takes the pyboost path: `gate`)."""
-    if ascend_kernels.runs_on_ascend():
-        return "ops.Custom primitives (Ascend backend)"
-    if choice not in CHOICES:
-        return f"{PATH_VARIABLE}={choice!r} is not one of {', '.join(CHOICES)}: PyNative calls raise ValueError"
-    if gate is not None and choice != "aot":
-        meaning = {"auto": "ops.Custom primitives", "pyboost": "PyNative calls raise RuntimeError"}[choice]
-        return f"{choice}: {meaning}: {gate} ({PATH_VARIABLE})"
-    try:
-        folder = build_folder(cache_root(environ))
-    except OSError as error:  # the shipped source or headers are gone: a library folder not made by pip install
-        return (f"{choice}: ops.Custom primitives only: cannot read {error.filename} ({error.strerror}); "
-                f"pip install the package again ({PATH_VARIABLE})")
-    built = {"verified": f"module built in {folder}", "building": f"module being built in {folder}",
-             "damaged": f"module in {folder} damaged or unfinished (the next build replaces it)",
-             "failed": f"module not built: {recorded_failure(folder)} ('ms-bcewl build' tries again)",
-             "absent": "module not built yet ('ms-bcewl build' builds it)"}[state(folder)]
-    meaning = {"auto": "pyboost under launch_blocking(), ops.Custom primitives otherwise",
-               "pyboost": "pyboost under launch_blocking(), an error otherwise", "aot": "ops.Custom primitives"}[choice]
-    return f"{choice}: {meaning}; {built} ({PATH_VARIABLE})"
-
-
 class PyboostPath:
     """Hands PyNative calls the pyboost loss where the setting and the runtime choose it (``loss()``). The module
     is prepared (``prepare(folder, wait_for_compile)``) at most once per process: at the first call that would
     take it."""
 
-    def __init__(self, choice, prepare=prepare_module, locate=default_folder, gate=None):
+    def __init__(self, choice, prepare=prepare_module, locate=default_folder):
         self.choice = "aot" if ascend_kernels.runs_on_ascend() else choice
-        self.gate = gate  # pyboost_gate() of the MindSpore release: where set, no call takes the pyboost path
         self._prepare, self._locate = prepare, locate
         self._loss = None
         self._failure = None
@@ -389,8 +310,6 @@ class PyboostPath:
             return None
         if self.choice not in CHOICES:
             raise ValueError(f"ms_bcewl: {PATH_VARIABLE}={self.choice!r} is not one of {', '.join(CHOICES)}.")
-        if self.gate is not None:
-            return self._refused()
         if not self._in_blocking_runtime():
             if self.choice == "pyboost":
                 raise RuntimeError(ASYNC_RUNTIME_REFUSED)
@@ -401,13 +320,6 @@ class PyboostPath:
             raise RuntimeError(self._explicit_failure())
         return self._loss
 
-    def _refused(self):
-        """None (the primitives) for auto; RuntimeError for an explicit pyboost on a gated release."""
-        if self.choice == "pyboost":
-            raise RuntimeError(f"ms_bcewl: {PATH_VARIABLE}=pyboost refused: {self.gate}. Unset it or set "
-                               f"{PATH_VARIABLE}=aot.")
-        return None
-
     def _in_blocking_runtime(self):
         if not self._blocking:
             self._blocking = launch_blocking()  # launch_blocking() cannot be undone: once seen, no need to ask again
@@ -415,10 +327,8 @@ class PyboostPath:
 
     def wait(self, explicit=False):
         """The pyboost loss, compiled in this process where it is not there yet, or None where it cannot be built or
-        the release is gated off (RuntimeError instead for an explicit MS_BCEWL_PYNATIVE_PATH=pyboost). Tests and
-        benchmarks call it to know which path the calls that follow take."""
-        if self.gate is not None:
-            return self._refused() if explicit else None
+        (RuntimeError instead for an explicit MS_BCEWL_PYNATIVE_PATH=pyboost). Tests and benchmarks call it to know
+        which path the calls that follow take."""
         if self._loss is None and self._failure is None:
             self._prepare_once(wait_for_compile=True)
         if self._failure is not None and explicit:
@@ -444,12 +354,10 @@ class PyboostPath:
                               "it).", RuntimeWarning, stacklevel=5)
 
 
-def _setting(environ):
-    """The setting, or the unknown value as it is: the first PyNative call raises for it, `ms-bcewl info` shows it."""
-    try:
-        return choice_from(environ)
-    except ValueError:
-        return environ[PATH_VARIABLE]
+def setting(environ):
+    """MS_BCEWL_PYNATIVE_PATH, empty read as unset (auto); an unknown value is kept as it is, for the first PyNative
+    call to raise at and `ms-bcewl info` to show."""
+    return environ.get(PATH_VARIABLE) or "auto"
 
 
-PYBOOST = PyboostPath(_setting(os.environ), gate=pyboost_gate(mindspore.__version__))
+PYBOOST = PyboostPath(setting(os.environ))

@@ -10,6 +10,7 @@
 """
 import argparse
 import contextlib
+import fcntl
 import ctypes
 import functools
 import importlib.util
@@ -27,6 +28,7 @@ import numpy as np
 from mindspore import nn
 
 import ms_bcewl
+from ms_bcewl import _ascend_kernels as ascend_kernels
 from ms_bcewl import _pyboost as pyboost_path
 from ms_bcewl._library import LIBRARY_DIR, library_path
 from ms_bcewl._checks import REDUCTIONS
@@ -172,9 +174,7 @@ def info_rows():
             ("library", path), ("library build", library_build(path, record)), ("backend", backend()),
             ("SIMD level", simd_level(compiled=record.get("isa_kernels", ISA_ORDER))),
             ("threads", threads(path)), ("Ascend path", ascend_path()),
-            ("paths", release_paths()),
-            ("PyNative path", pyboost_path.describe(pyboost_path.PYBOOST.choice, os.environ,
-                                                    pyboost_path.PYBOOST.gate)),
+            ("PyNative path", pynative_path(pyboost_path.PYBOOST.choice, os.environ)),
             ("PyNative training", PYNATIVE_TRAINING_ADVICE)]
 
 
@@ -186,11 +186,42 @@ PYNATIVE_TRAINING_ADVICE = (
     "(docs/performance.md)")
 
 
-def release_paths():
-    """Which paths this MindSpore release gets, whatever MS_BCEWL_PYNATIVE_PATH says."""
-    pynative = ("ops.Custom primitives, pyboost under launch_blocking()" if pyboost_path.PYBOOST.gate is None
-                else "ops.Custom primitives only (pyboost gated off: wrong gradients)")
-    return f"on MindSpore {ms.__version__}: graphs: ops.Custom primitives; PyNative: {pynative}"
+def pynative_path(choice, environ):
+    """The MS_BCEWL_PYNATIVE_PATH setting, what it does, and whether this machine's pyboost module is built."""
+    variable = pyboost_path.PATH_VARIABLE
+    if ascend_kernels.runs_on_ascend():
+        return "ops.Custom primitives (Ascend backend)"
+    if choice not in pyboost_path.CHOICES:
+        return f"{variable}={choice!r} is not one of {', '.join(pyboost_path.CHOICES)}: PyNative calls raise ValueError"
+    try:
+        folder = pyboost_path.build_folder(pyboost_path.cache_root(environ))
+    except OSError as error:  # the shipped source or headers are gone: a library folder not made by pip install
+        return (f"{choice}: ops.Custom primitives only: cannot read {error.filename} ({error.strerror}); "
+                f"pip install the package again ({variable})")
+    built = {"verified": f"module built in {folder}", "building": f"module being built in {folder}",
+             "damaged": f"module in {folder} damaged or unfinished (the next build replaces it)",
+             "failed": f"module not built: {pyboost_path.recorded_failure(folder)} ('ms-bcewl build' tries again)",
+             "absent": "module not built yet ('ms-bcewl build' builds it)"}[module_state(folder)]
+    meaning = {"auto": "pyboost under launch_blocking(), ops.Custom primitives otherwise",
+               "pyboost": "pyboost under launch_blocking(), an error otherwise", "aot": "ops.Custom primitives"}[choice]
+    return f"{choice}: {meaning}; {built} ({variable})"
+
+
+def module_state(folder):
+    """'verified', 'building' (another process holds the folder), 'failed' (the last build's cause is recorded),
+    'damaged' (a module without a matching record) or 'absent'."""
+    if pyboost_path.verified_module(folder):
+        return "verified"
+    try:
+        with open(folder / ".lock", encoding="utf-8") as lock:
+            fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return "building"
+    except OSError:
+        pass
+    if pyboost_path.recorded_failure(folder):
+        return "failed"
+    return "damaged" if pyboost_path.module_file(folder).exists() else "absent"
 
 
 def info():
@@ -259,10 +290,10 @@ def check(modes=tuple(MODES), reference=numpy_reference):
     for mode in modes:
         for dtype in DTYPES:
             for reduction in REDUCTIONS:
-                loss_error, d_input_error = check_case(mode, dtype, reduction, reference)
-                passed = max(loss_error, d_input_error) <= TOLERANCES[dtype]
+                loss_error, dx_error = check_case(mode, dtype, reduction, reference)
+                passed = max(loss_error, dx_error) <= TOLERANCES[dtype]
                 failures += not passed
-                rows.append((mode, dtype, reduction, f"{loss_error:.1e}", f"{d_input_error:.1e}",
+                rows.append((mode, dtype, reduction, f"{loss_error:.1e}", f"{dx_error:.1e}",
                              f"{TOLERANCES[dtype]:.0e}", "ok" if passed else "FAIL"))
     print("ms_bcewl against a float64 NumPy reference (input 4x6 with weight and pos_weight; "
           "errors relative to the largest reference value)")

@@ -23,6 +23,7 @@ from mindspore import Parameter, Tensor, nn
 
 import ms_bcewl
 from ms_bcewl import _pyboost as pyboost_path
+from ms_bcewl import cli
 from ms_bcewl._pyboost import PYBOOST, PyboostPath
 from support import blocking_gradients, blocking_mixed_precision
 from support import reference as R
@@ -38,11 +39,9 @@ DTYPE_SETS = {
 def force_pyboost(monkeypatch):
     """The pyboost path for this test's calls, as under launch_blocking(), which this process cannot undo. The
     inputs of these tests are tensors made before the call, which the asynchronous runtime hands the module
-    correctly; support/blocking_gradients.py runs the same under a real launch_blocking(). On a MindSpore release whose
-    pyboost path is gated off, these tests still test the module."""
+    correctly; support/blocking_gradients.py runs the same under a real launch_blocking()."""
     monkeypatch.setattr(PYBOOST, "choice", "pyboost")
     monkeypatch.setattr(PYBOOST, "_blocking", True)
-    monkeypatch.setattr(PYBOOST, "gate", None)
 
 
 @pytest.fixture
@@ -268,17 +267,15 @@ def failing_prepare(folder, wait_for_compile):
     raise RuntimeError(NO_COMPILER)
 
 
-def test_unknown_setting_is_refused_and_an_empty_one_is_unset():
+def test_an_empty_setting_is_unset():
     """MS_BCEWL_PYNATIVE_PATH='' failed the import; empty reads as unset, like MS_BCEWL_CACHE_DIR."""
-    with pytest.raises(ValueError, match="MS_BCEWL_PYNATIVE_PATH='fast' is not one of auto, pyboost, aot"):
-        pyboost_path.choice_from({"MS_BCEWL_PYNATIVE_PATH": "fast"})
-    assert pyboost_path.choice_from({}) == "auto"
-    assert pyboost_path.choice_from({"MS_BCEWL_PYNATIVE_PATH": ""}) == "auto"
+    assert pyboost_path.setting({}) == "auto"
+    assert pyboost_path.setting({"MS_BCEWL_PYNATIVE_PATH": ""}) == "auto"
 
 
 def test_an_unknown_setting_raises_at_the_first_pynative_call_not_at_import():
     """Importing with MS_BCEWL_PYNATIVE_PATH=fast raised, so `ms-bcewl info` could not even show the setting."""
-    assert pyboost_path._setting({"MS_BCEWL_PYNATIVE_PATH": "fast"}) == "fast"  # pylint: disable=protected-access
+    assert pyboost_path.setting({"MS_BCEWL_PYNATIVE_PATH": "fast"}) == "fast"
     with pytest.raises(ValueError, match="MS_BCEWL_PYNATIVE_PATH='fast' is not one of auto, pyboost, aot"):
         PyboostPath("fast", prepare=failing_prepare).loss()
 
@@ -372,9 +369,9 @@ def test_the_build_a_first_call_starts_serves_the_next_process(tmp_path):
     assert not run_next_process_script(environment, tmp_path)
     folder = pyboost_path.build_folder(tmp_path / "cache")
     deadline = time.monotonic() + HANG_GUARD_SECONDS
-    while pyboost_path.state(folder) not in ("verified", "failed") and time.monotonic() < deadline:
+    while cli.module_state(folder) not in ("verified", "failed") and time.monotonic() < deadline:
         time.sleep(1)
-    assert pyboost_path.state(folder) == "verified", pyboost_path.recorded_failure(folder)
+    assert cli.module_state(folder) == "verified", pyboost_path.recorded_failure(folder)
     assert run_next_process_script(environment, tmp_path)
 
 
@@ -402,41 +399,15 @@ def test_an_explicit_pyboost_setting_fails_at_the_call_when_the_module_cannot_be
             path.loss()
 
 
-def test_a_gated_release_keeps_the_primitives_under_auto_and_refuses_an_explicit_setting(monkeypatch):
-    """On a release whose pyboost gradients are wrong under launch_blocking() too, auto never builds the module and
-    returns the primitives; MS_BCEWL_PYNATIVE_PATH=pyboost raises at the call, naming the release."""
-    monkeypatch.setattr(pyboost_path, "WRONG_GRADIENT_RELEASES", {(2, 11): "zero in 7 of 40 calls"})
-    monkeypatch.setattr(pyboost_path, "launch_blocking", lambda: True)
-    gate = pyboost_path.pyboost_gate("2.11.0")
-    auto = PyboostPath("auto", prepare=failing_prepare, gate=gate)
-    assert auto.loss() is None and auto.wait() is None
-    assert not auto._prepared  # pylint: disable=protected-access
-    explicit = PyboostPath("pyboost", prepare=failing_prepare, gate=gate)
-    for call in (explicit.loss, lambda: explicit.wait(explicit=True)):
-        with pytest.raises(RuntimeError, match=r"MS_BCEWL_PYNATIVE_PATH=pyboost refused: MindSpore 2\.11\.0's "
-                                               r"pyboost path gives wrong gradients, under launch_blocking\(\) too "
-                                               r"\(zero in 7"):
-            call()
-    assert "gives wrong gradients" in pyboost_path.describe("auto", {}, gate)
-    assert pyboost_path.describe("aot", {}, gate).startswith("aot: ops.Custom primitives")
-
-
 def test_info_names_a_missing_shipped_source_instead_of_failing(monkeypatch):
     """A library folder without pyboost_entries.cpp (an old in-place build) made `ms-bcewl info` fail with a
     FileNotFoundError traceback from hashing the source."""
     def missing_source(root):
         raise FileNotFoundError(2, "No such file or directory", "/pkg/ms_bcewl/lib/pyboost_entries.cpp")
     monkeypatch.setattr(pyboost_path, "build_folder", missing_source)
-    assert pyboost_path.describe("auto", {}) == (
+    assert cli.pynative_path("auto", {}) == (
         "auto: ops.Custom primitives only: cannot read /pkg/ms_bcewl/lib/pyboost_entries.cpp (No such file or "
         "directory); pip install the package again (MS_BCEWL_PYNATIVE_PATH)")
-
-
-def test_the_gate_reads_major_and_minor_of_any_version_string(monkeypatch):
-    monkeypatch.setattr(pyboost_path, "WRONG_GRADIENT_RELEASES", {(2, 11): "measured"})
-    assert [pyboost_path.release(v) for v in ("2.7.1.post1", "2.10.0rc1", "dev")] == [(2, 7), (2, 10), None]
-    assert pyboost_path.pyboost_gate("2.11.1rc1") is not None
-    assert [pyboost_path.pyboost_gate(v) for v in ("2.1.1", "2.10.0", "2.110.0", "dev")] == [None] * 4
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -64,24 +64,18 @@ def repeated_grads(runtime, path):
 @pytest.mark.parametrize("runtime", ["blocking", "async"])
 def test_the_automatic_path_gives_the_primitives_gradients_over_40_calls(runtime):
     """`ms.grad(lambda x: loss(x * 2, y))(x)`, 40 times: the pyboost path gives zero gradients in the asynchronous
-    runtime on every release (so auto keeps the primitives there); under launch_blocking() auto takes pyboost
-    exactly on the releases _pyboost.py does not gate off for wrong gradients."""
+    runtime on every release (so auto keeps the primitives there); under launch_blocking() auto takes pyboost,
+    with the primitives' gradients."""
     result = repeated_grads(runtime, "auto")
     assert result["mindspore"] == ms.__version__
     assert result["expected_nonzero"]
     assert (result["zero"], result["differ"]) == (0, 0), result
-    gate = pyboost_path.pyboost_gate(ms.__version__)
-    assert result["pyboost"] == (runtime == "blocking" and gate is None), (result, gate)
+    assert result["pyboost"] == (runtime == "blocking"), result
 
 
-def test_an_explicit_pyboost_setting_gives_the_primitives_gradients_or_is_refused_on_this_release():
-    """MS_BCEWL_PYNATIVE_PATH=pyboost under launch_blocking(): where the release is gated off, RuntimeError at the
-    call naming the release; elsewhere the pyboost path, with the primitives' gradients in all 40 calls."""
-    if pyboost_path.pyboost_gate(ms.__version__) is not None:
-        done = run_repeated_grads("blocking", "pyboost")
-        assert done.returncode != 0 and "RuntimeError" in done.stderr, done.stderr[-3000:]
-        assert f"MindSpore {ms.__version__}" in done.stderr, done.stderr[-3000:]
-        return
+def test_an_explicit_pyboost_setting_gives_the_primitives_gradients():
+    """MS_BCEWL_PYNATIVE_PATH=pyboost under launch_blocking(): the pyboost path, with the primitives' gradients in
+    all 40 calls."""
     result = repeated_grads("blocking", "pyboost")
     assert result["pyboost"] and (result["zero"], result["differ"]) == (0, 0), result
 

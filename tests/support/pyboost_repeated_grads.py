@@ -30,7 +30,7 @@ if __name__ == "__main__":
     from ms_bcewl._pyboost import PYBOOST  # pylint: disable=wrong-import-position
 
     if path == "pyboost-unchecked":
-        PYBOOST.choice, PYBOOST._blocking, PYBOOST.gate = "pyboost", True, None  # pylint: disable=protected-access
+        PYBOOST.choice, PYBOOST._blocking = "pyboost", True  # pylint: disable=protected-access
         PYBOOST.wait(explicit=True)
     elif runtime == "blocking":
         PYBOOST.choice = path
