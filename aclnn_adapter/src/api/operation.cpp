@@ -1,25 +1,91 @@
-// PlanOperation / RunOperation: the two phases shared by every operation, and their exported face for the
-// MindSpore entries.
+// PlanOperation / RunOperation: the two phases shared by every operation, the executor that phase 1 hands to the
+// caller and phase 2 takes back, and their exported face for the MindSpore entries.
 #include "api/operation.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "api/argument_checks.h"
-#include "api/executor.h"
+#include "kernel/bcewl_kernel.h"
 #include "kernel/element_access.h"
 #include "ms_bcewl/dtypes.h"
 #include "runtime/error_message.h"
 #include "runtime/host_runtime.h"
+#include "runtime/live_handles.h"
 #include "tensor/tensor.h"
 
 namespace ms_bcewl {
 namespace {
+
+// The plans phase 1 makes and phase 2 runs: what to compute, over which views.
+struct NoWork {};
+
+// A value into every element of up to three outputs (the results for an empty self).
+struct FillWork {
+  struct Target {
+    int rank;
+    int64_t shape[kernel::kMaxRank];
+    kernel::Destination out;
+    float value;
+  };
+  Target targets[3];
+  int count;
+};
+
+struct ElementwiseWork {
+  kernel::Problem problem;
+  kernel::Quantity quantity;
+  float scale;
+  kernel::Destination out;
+};
+
+// The gradients of self and target, and those of weight and pos_weight that are asked for, from one call.
+struct GradientsWork {
+  kernel::Problem problem;
+  double scale;
+  kernel::Destination grad_self;
+  kernel::Destination grad_target;
+  std::optional<kernel::Reduction> grad_weight;
+  std::optional<kernel::Reduction> grad_pos_weight;
+};
+
+struct ReductionWork {
+  kernel::Reduction reduction;
+  kernel::Quantity quantity;
+  double scale;
+};
+
+// The loss and the gradients of every input for a gradOutput of 1 (gradients.problem has no grad_output). A summed
+// loss (mean, sum: its reduction) is computed in the pass of dx and dy; an elementwise one (none) before them.
+struct LossAndGradientsWork {
+  std::variant<kernel::Reduction, ElementwiseWork> loss;
+  GradientsWork gradients;
+};
+
+using Work = std::variant<NoWork, FillWork, ElementwiseWork, GradientsWork, ReductionWork, LossAndGradientsWork>;
+
+}  // namespace
+}  // namespace ms_bcewl
+
+// Defined here only: everywhere else the handle is opaque (aclnn/acl_meta.h).
+struct aclOpExecutor {
+  ms_bcewl::Operation operation;
+  ms_bcewl::Work work;
+  uint64_t workspace_bytes;
+};
+
+namespace ms_bcewl {
+namespace {
+
+// ---- Phase 1: the plan of a checked call ----
 
 using kernel::Quantity;
 
@@ -201,6 +267,95 @@ Work PlanWork(const OpArguments &arguments) {
   return ElementwiseWork{problem, quantity, static_cast<float>(scale), DestinationFor(out, problem.rank)};
 }
 
+// ---- The executor ----
+// Live executors are registered, so that phase 2 or aclDestroyAclOpExecutor on an unknown, already used or
+// destroyed executor is an error code and never a use after free.
+
+LiveHandles<aclOpExecutor> &LiveExecutors() {
+  static LiveHandles<aclOpExecutor> executors;
+  return executors;
+}
+
+const kernel::Reduction *PointerTo(const std::optional<kernel::Reduction> &reduction) {
+  return reduction.has_value() ? &*reduction : nullptr;
+}
+
+uint64_t WorkspaceBytes(const Work &work) {
+  if (const auto *reduction = std::get_if<ReductionWork>(&work)) {
+    return kernel::ReductionWorkspaceBytes(reduction->reduction);
+  }
+  if (const auto *gradients = std::get_if<GradientsWork>(&work)) {
+    return kernel::GradientsWorkspaceBytes(PointerTo(gradients->grad_weight), PointerTo(gradients->grad_pos_weight));
+  }
+  if (const auto *both = std::get_if<LossAndGradientsWork>(&work)) {
+    const kernel::Reduction *grad_weight = PointerTo(both->gradients.grad_weight);
+    const kernel::Reduction *grad_pos_weight = PointerTo(both->gradients.grad_pos_weight);
+    if (const auto *loss = std::get_if<kernel::Reduction>(&both->loss)) {
+      return kernel::LossAndGradientsWorkspaceBytes(*loss, grad_weight, grad_pos_weight);
+    }
+    return kernel::GradientsWorkspaceBytes(grad_weight, grad_pos_weight);
+  }
+  return 0;
+}
+
+// Registers a new executor and hands out its handle.
+aclOpExecutor *ReleaseToCaller(Operation operation, Work work) {
+  const uint64_t workspace_bytes = WorkspaceBytes(work);
+  auto executor = std::make_unique<aclOpExecutor>(aclOpExecutor{operation, std::move(work), workspace_bytes});
+  LiveExecutors().Add(executor.get());
+  return executor.release();
+}
+
+// Takes a live executor back from the caller (it is no longer live afterwards); null if it was not live.
+std::unique_ptr<aclOpExecutor> ClaimFromCaller(aclOpExecutor *executor) {
+  if (executor == nullptr || !LiveExecutors().Claim(executor)) {
+    return nullptr;
+  }
+  return std::unique_ptr<aclOpExecutor>(executor);
+}
+
+// ---- Phase 2: run a live executor ----
+
+// One overload per kind of work; the Work overload picks among them.
+void Execute(const NoWork &, void *) {}
+
+void Execute(const FillWork &fill, void *) {
+  for (int target = 0; target < fill.count; ++target) {
+    const FillWork::Target &to = fill.targets[target];
+    kernel::Fill(to.rank, to.shape, to.out, to.value);
+  }
+}
+
+void Execute(const ElementwiseWork &elementwise, void *) {
+  kernel::ComputeElementwise(elementwise.problem, elementwise.quantity, elementwise.scale, elementwise.out);
+}
+
+void Execute(const GradientsWork &gradients, void *workspace) {
+  kernel::ComputeGradients(gradients.problem, gradients.scale, gradients.grad_self, gradients.grad_target,
+                           PointerTo(gradients.grad_weight), PointerTo(gradients.grad_pos_weight),
+                           static_cast<double *>(workspace));
+}
+
+void Execute(const ReductionWork &reduction, void *workspace) {
+  kernel::ComputeReduction(reduction.reduction, reduction.quantity, reduction.scale, static_cast<double *>(workspace));
+}
+
+void Execute(const LossAndGradientsWork &both, void *workspace) {
+  const GradientsWork &gradients = both.gradients;
+  if (const auto *loss = std::get_if<kernel::Reduction>(&both.loss)) {
+    kernel::ComputeLossAndGradients(*loss, gradients.scale, gradients.grad_self, gradients.grad_target,
+                                    PointerTo(gradients.grad_weight), PointerTo(gradients.grad_pos_weight),
+                                    static_cast<double *>(workspace));
+    return;
+  }
+  Execute(std::get<ElementwiseWork>(both.loss), workspace);
+  Execute(gradients, workspace);
+}
+
+void Execute(const Work &work, void *workspace) {
+  std::visit([workspace](const auto &planned) { Execute(planned, workspace); }, work);
+}
+
 aclnnStatus CheckWorkspace(const char *api, const aclOpExecutor &executor, const void *workspace,
                            uint64_t workspace_size) {
   const uint64_t needed = executor.workspace_bytes;
@@ -292,4 +447,15 @@ extern "C" aclnnStatus msBcewlPlanOperation(const ms_bcewl::OpArguments *argumen
 extern "C" aclnnStatus msBcewlRunOperation(ms_bcewl::Operation operation, void *workspace, uint64_t workspaceSize,
                                            aclOpExecutor *executor, aclrtStream stream) {
   return ms_bcewl::RunOperation(operation, workspace, workspaceSize, executor, stream);
+}
+
+extern "C" aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor) {
+  if (executor == nullptr) {
+    return ms_bcewl::Fail("aclDestroyAclOpExecutor", ACLNN_ERR_PARAM_NULLPTR, "the executor is null.");
+  }
+  if (ms_bcewl::ClaimFromCaller(executor) == nullptr) {
+    return ms_bcewl::Fail("aclDestroyAclOpExecutor", ACLNN_ERR_PARAM_INVALID,
+                          "the executor is unknown, already destroyed, or was consumed by phase 2.");
+  }
+  return ACLNN_SUCCESS;
 }

@@ -1,7 +1,7 @@
 // The seven two-phase operations (forward loss; the gradients with respect to self, target, weight and pos_weight;
 // those of every input together; the loss with those of every input for a gradOutput of 1) share one argument
-// record (OpArguments, include/ms_bcewl/operations.h), one check sequence and one executor plumbing; the exported
-// entry points (bcewl_entry_points.cpp) only name their Operation and outputs.
+// record (OpArguments, include/ms_bcewl/operations.h), one check sequence (argument_checks.cpp) and one executor
+// (operation.cpp); the exported entry points (bcewl_entry_points.cpp) only name their Operation and outputs.
 #ifndef MS_BCEWL_API_OPERATION_H_
 #define MS_BCEWL_API_OPERATION_H_
 
