@@ -34,7 +34,7 @@ from mindspore.common import dtype as mstype
 from mindspore.ops import CustomRegOp, DataType
 from mindspore.ops.primitive import constexpr
 
-from ms_bcewl._checks import REDUCTIONS
+from ms_bcewl._library import REDUCTIONS
 KERNEL_DTYPES = ("float16", "float32", "bfloat16")
 _DATA_TYPES = {"float16": DataType.F16_Default, "float32": DataType.F32_Default,
                "bfloat16": DataType.BF16_Default}

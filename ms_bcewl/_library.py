@@ -14,6 +14,9 @@ import platform
 import sys
 from pathlib import Path
 
+# A reduction's index here is its aclnn code (docs/contract.md §3), as in aclnn_adapter/include/ms_bcewl/reductions.h.
+REDUCTIONS = ("none", "mean", "sum")
+REDUCTION_CODES = {name: code for code, name in enumerate(REDUCTIONS)}
 LIBRARY_DIR = Path(__file__).resolve().parent / "lib"
 LIBRARY_PATH = LIBRARY_DIR / "libms_bcewl.so"
 AOT_WHITE_LIST = "MS_CUSTOM_AOT_WHITE_LIST"

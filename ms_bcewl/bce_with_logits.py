@@ -1,14 +1,25 @@
-"""The loss: ``binary_cross_entropy_with_logits`` (validate, pick the primitive of the variant or, in PyNative, the
-pyboost loss where _pyboost.py chooses it, call it) and its Cell ``BCEWithLogitsLoss``, side by side."""
+"""The loss: ``binary_cross_entropy_with_logits`` and its Cell ``BCEWithLogitsLoss`` side by side, then the checks
+of their arguments. A call checks its arguments, picks the primitive of its variant (in PyNative, the pyboost loss
+where _pyboost.py chooses it) and calls it.
+
+The checks run before anything is launched; they are pure functions of names, shapes and dtypes. ``check_arguments``
+runs them all as one MindSpore ``constexpr`` over a description of each argument (``describe``: is it a Tensor, its
+shape and dtype, or the value itself): graph mode evaluates it while compiling (the error is raised at the call that
+compiles the graph), PyNative mode calls it as the plain function it wraps, so a PyNative call pays for a few Python
+calls and no launched operator. Tensors themselves never enter the constexpr: graph mode would fold a constexpr that
+reads the concrete tensors of a call into constants. With dynamic shapes a graph hands the checks None (or -1) for a
+dimension it does not know yet, and None (or a shape holding -2) for a tensor of unknown rank: what is known is
+checked here, the rest by the native library when the call runs, with the same sentence.
+"""
 import threading
 
-from mindspore import Tensor, nn
+from mindspore import Tensor, nn, ops
+from mindspore.ops.primitive import constexpr
 
+from ms_bcewl._library import REDUCTION_CODES, REDUCTIONS
 from ms_bcewl._mindspore_internals import cast_arguments
-from ms_bcewl._primitives import GRAPH_FORWARD, PYNATIVE_FORWARD, in_export, in_graph, standard_loss
+from ms_bcewl._primitives import GRAPH_FORWARD, PYNATIVE_FORWARD, SUPPORTED_DTYPES, in_export, in_graph, standard_loss
 from ms_bcewl._pyboost import PYBOOST
-from ms_bcewl._checks import (REDUCTION_CODES, check_arguments, check_initialized, check_is_tensor, check_reduction,
-                             describe)
 
 _API = "binary_cross_entropy_with_logits"
 _CELL_API = "BCEWithLogitsLoss"
@@ -106,3 +117,166 @@ def _call(primitive, input, target, weight, pos_weight):  # pylint: disable=rede
     if not has_weight:
         return primitive(input, target, pos_weight)
     return primitive(input, target, weight, pos_weight)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Argument checks, run before anything is launched
+# ----------------------------------------------------------------------------------------------------------------
+
+MAX_RANK = 8
+_UNKNOWN_DIMS = (None, -1)
+_DYNAMIC_RANK = -2
+
+
+def _prefix(api):
+    return f"For '{api}', "
+
+
+def check_is_tensor(api, name, value, optional):
+    """TypeError unless ``value`` is a Tensor (or None where the argument is optional)."""
+    _check_description(api, name, describe(value), optional)
+
+
+def describe(value):
+    """(is a Tensor, shape, dtype) of a Tensor, (False, type name, None) of anything else, None of None; graph-mode
+    safe."""
+    if isinstance(value, Tensor):
+        return True, ops.shape(value), value.dtype
+    if value is None:
+        return None
+    return False, _type_name(value), None
+
+
+def _type_name(value):
+    """The type's name, also of a graph's non-constant value (ms.mutable(2.0)): a constexpr receives such a value as
+    None, but isinstance still tells its type while the graph compiles."""
+    for kind in (bool, int, float, str, tuple, list, dict):
+        if isinstance(value, kind):
+            return kind.__name__
+    return type(value).__name__
+
+
+def _check_description(api, name, description, optional):
+    if description is None and optional:
+        return
+    if description is None or not description[0]:
+        got = "None" if description is None else description[1]
+        raise TypeError(f"{_prefix(api)}'{name}' must be a Tensor, but got {got}.")
+
+
+def check_initialized(api, input, target, weight, pos_weight):  # pylint: disable=redefined-builtin
+    """RuntimeError for a Tensor made with an initializer whose data was never made (Tensor(shape=..., init=...)
+    without init_data()): PyNative would read whatever its memory holds. Graphs initialise such tensors themselves."""
+    named = (("input", input), ("target", target), ("weight", weight), ("pos_weight", pos_weight))
+    for name, value in named:
+        if getattr(value, "init", None) is not None:
+            raise RuntimeError(f"{_prefix(api)}'{name}' (shape {value.shape}, {value.dtype}) is uninitialized: it was "
+                               f"made with an initializer whose data was never created. Call {name}.init_data() "
+                               f"before passing it.")
+
+
+def check_reduction(api, reduction):
+    """The reduction in lower case: 'none', 'mean' or 'sum' in any ASCII letter case, as MindSpore's own op takes
+    it. TypeError for a non-string reduction, ValueError for an unknown one."""
+    if not isinstance(reduction, str):
+        raise TypeError(f"{_prefix(api)}'reduction' must be a str, but got {type(reduction).__name__} {reduction!r}.")
+    canonical = reduction.lower() if reduction.isascii() else reduction
+    if canonical not in REDUCTIONS:
+        raise ValueError(f"{_prefix(api)}'reduction' must be one of 'none', 'mean', 'sum' (in any letter case), "
+                         f"but got {reduction!r}.")
+    return canonical
+
+
+def _check_dtype(api, name, dtype):
+    if dtype not in SUPPORTED_DTYPES:
+        raise TypeError(f"{_prefix(api)}'{name}' must have dtype float16, float32 or bfloat16, but got {dtype}.")
+
+
+def _is_dynamic_rank(shape):
+    return shape is None or _DYNAMIC_RANK in shape
+
+
+def _check_rank(api, name, shape):
+    if not _is_dynamic_rank(shape) and len(shape) > MAX_RANK:
+        raise ValueError(f"{_prefix(api)}'{name}' has rank {len(shape)} (shape {shape}); "
+                         f"at most {MAX_RANK} dimensions are supported.")
+
+
+def _dims_agree(a, b):
+    return a == b or a in _UNKNOWN_DIMS or b in _UNKNOWN_DIMS
+
+
+def _check_same_shape(api, input_shape, target_shape):
+    if _is_dynamic_rank(input_shape) or _is_dynamic_rank(target_shape):
+        return
+    same = len(input_shape) == len(target_shape) and all(map(_dims_agree, input_shape, target_shape))
+    if not same:
+        raise ValueError(f"{_prefix(api)}'input' and 'target' must have the same shape, but got "
+                         f"input {input_shape} and target {target_shape}.")
+
+
+def _check_broadcasts_to(api, name, shape, input_shape):
+    """numpy broadcasting with trailing alignment that must not enlarge input's shape."""
+    if _is_dynamic_rank(shape) or _is_dynamic_rank(input_shape):
+        return
+    fits = len(shape) <= len(input_shape) and all(
+        dim == 1 or _dims_agree(dim, target) for dim, target in zip(reversed(shape), reversed(input_shape)))
+    if not fits:
+        raise ValueError(f"{_prefix(api)}'{name}' of shape {shape} must broadcast to the shape of 'input' "
+                         f"{input_shape} without enlarging it.")
+
+
+def check_tensors(api, input_info, target_info, weight_info, pos_weight_info):
+    """Dtypes, ranks and shapes of the tensor arguments; each *_info is (shape, dtype) or None."""
+    named = [("input", input_info), ("target", target_info), ("weight", weight_info),
+             ("pos_weight", pos_weight_info)]
+    present = [(name, info) for name, info in named if info is not None]
+    for name, (_, dtype) in present:
+        _check_dtype(api, name, dtype)
+    for name, (shape, _) in present:
+        _check_rank(api, name, shape)
+    input_shape, target_shape = input_info[0], target_info[0]
+    _check_same_shape(api, input_shape, target_shape)
+    for name, (shape, _) in present[2:]:
+        _check_broadcasts_to(api, name, shape, input_shape)
+
+
+def _check_all(api, input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
+    described = (("input", input, False), ("target", target, False), ("weight", weight, True),
+                 ("pos_weight", pos_weight, True))
+    for name, description, optional in described:
+        _check_description(api, name, description, optional)
+    canonical = check_reduction(api, reduction)
+    infos = [None if description is None else description[1:] for _, description, _ in described]
+    check_tensors(api, *infos)
+    return canonical
+
+
+# Argument descriptions that passed every check, with their reduction in lower case: a training loop repeats the
+# same few, and looking one up costs a tenth of checking it again. Bounded, since each entry is a distinct signature.
+_PASSED = {}
+_PASSED_LIMIT = 4096
+
+
+def _well_typed(input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
+    """Whether the tensor arguments are Tensors and the reduction a str: only those are looked up in _PASSED (a
+    non-Tensor value may be unhashable). No try/except instead: bytecode capture loops forever on one when the checks
+    then raise."""
+    return (isinstance(reduction, str) and input is not None and input[0] is True and target is not None
+            and target[0] is True and (weight is None or weight[0] is True)
+            and (pos_weight is None or pos_weight[0] is True))
+
+
+@constexpr
+def check_arguments(api, input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
+    """Every check of the error contract, in order: types, reduction, dtypes, ranks, shapes; each tensor argument
+    comes as its ``describe``. Returns the reduction in lower case."""
+    arguments = (api, input, target, weight, pos_weight, reduction)
+    cacheable = _well_typed(input, target, weight, pos_weight, reduction)
+    canonical = _PASSED.get(arguments) if cacheable else None
+    if canonical is not None:
+        return canonical
+    canonical = _check_all(*arguments)
+    if cacheable and len(_PASSED) < _PASSED_LIMIT:
+        _PASSED[arguments] = canonical
+    return canonical

@@ -10,8 +10,8 @@
 """
 import argparse
 import contextlib
-import fcntl
 import ctypes
+import fcntl
 import functools
 import importlib.util
 import json
@@ -30,8 +30,7 @@ from mindspore import nn
 import ms_bcewl
 from ms_bcewl import _ascend_kernels as ascend_kernels
 from ms_bcewl import _pyboost as pyboost_path
-from ms_bcewl._library import LIBRARY_DIR, library_path
-from ms_bcewl._checks import REDUCTIONS
+from ms_bcewl._library import LIBRARY_DIR, REDUCTIONS, library_path
 
 MODES = {"pynative": ms.PYNATIVE_MODE, "graph": ms.GRAPH_MODE}
 DTYPES = {"float32": ms.float32, "float16": ms.float16, "bfloat16": ms.bfloat16}

@@ -12,7 +12,7 @@ from mindspore.common import dtype as mstype
 from mindspore.communication import GlobalComm
 
 from ms_bcewl import BCEWithLogitsLoss, binary_cross_entropy_with_logits
-from ms_bcewl._checks import check_arguments, describe
+from ms_bcewl.bce_with_logits import check_arguments, describe
 
 _API = "sharded_binary_cross_entropy_with_logits"
 

@@ -268,7 +268,7 @@ def test_the_registry_lists_every_exported_entry_with_its_infer_shape():
 
 
 def test_the_library_and_python_give_each_reduction_the_aclnn_code_of_the_contract():
-    from ms_bcewl._checks import REDUCTION_CODES
+    from ms_bcewl._library import REDUCTION_CODES
 
     contract = {"none": 0, "mean": 1, "sum": 2}  # docs/contract.md §3
     assert REDUCTION_CODES == contract

@@ -19,7 +19,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from ms_bcewl._checks import REDUCTIONS  # noqa: F401 (the tests parametrize over R.REDUCTIONS)
+from ms_bcewl._library import REDUCTIONS  # noqa: F401 (the tests parametrize over R.REDUCTIONS)
 
 # The interpreter for a test's child process. -P (3.11+) keeps the script's folder or the working directory off
 # sys.path, so that a source checkout never shadows the installed package; Python 3.10 has no -P, and there the

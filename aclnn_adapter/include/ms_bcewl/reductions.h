@@ -1,5 +1,5 @@
 // The reductions and their aclnn codes (docs/contract.md §3): the one C++ definition. Python's one is
-// REDUCTIONS in ms_bcewl/_checks.py; the library exports this list, so a test holds the two equal.
+// REDUCTIONS in ms_bcewl/_library.py; the library exports this list, so a test holds the two equal.
 #ifndef MS_BCEWL_REDUCTIONS_H_
 #define MS_BCEWL_REDUCTIONS_H_
 
