@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -22,6 +23,17 @@ namespace ms_bcewl::entry {
 // MindSpore's entries report a failure by exception, which MindSpore raises in Python; the aclnn layer beneath
 // returns status codes instead.
 [[noreturn]] inline void ThrowError(const std::string &what) { throw std::runtime_error("ms_bcewl: " + what); }
+
+// aclnn's dtype of a MindSpore dtype name; ACL_DT_UNDEFINED, which phase 1 refuses, for one not in the dtype list.
+inline aclDataType AclDataTypeNamed(const char *name) {
+#define MS_BCEWL_DTYPE_NAMED(ms_name, type_id, acl_dtype, ...) \
+  if (std::strcmp(name, #ms_name) == 0) return acl_dtype;
+  if (name != nullptr) {
+    MS_BCEWL_FOR_EACH_DTYPE(MS_BCEWL_DTYPE_NAMED, )
+  }
+#undef MS_BCEWL_DTYPE_NAMED
+  return ACL_DT_UNDEFINED;
+}
 
 struct TensorDeleter {
   void operator()(aclTensor *tensor) const { aclDestroyTensor(tensor); }

@@ -20,7 +20,6 @@
 
 #include "aot/aot_registry.h"
 #include "api/argument_checks.h"
-#include "ms_bcewl/dtypes.h"
 #include "ms_bcewl/entry_support.h"
 #include "ms_bcewl/operations.h"
 #include "ms_bcewl/reductions.h"
@@ -179,8 +178,9 @@ void Launch(const Signature &signature, int64_t reduction, const AotCall &call) 
   CheckShapesAsPython(signature, call);
   ms_bcewl::entry::Views views;
   for (int index = 0; index < call.nparam; ++index) {
-    views[index] = ms_bcewl::entry::MakeContiguousView(
-        call.shapes[index], call.ndims[index], ms_bcewl::AclDataTypeNamed(call.dtypes[index]), call.params[index]);
+    const aclDataType dtype = ms_bcewl::entry::AclDataTypeNamed(call.dtypes[index]);
+    views[index] =
+        ms_bcewl::entry::MakeContiguousView(call.shapes[index], call.ndims[index], dtype, call.params[index]);
   }
   ms_bcewl::entry::Run(ms_bcewl::entry::ArgumentsOf(signature, reduction, views));
 }

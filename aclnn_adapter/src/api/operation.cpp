@@ -13,7 +13,7 @@
 #include "api/argument_checks.h"
 #include "api/executor.h"
 #include "kernel/element_access.h"
-#include "ms_bcewl/dtypes.h"
+#include "ms_bcewl/operations.h"
 #include "runtime/error_message.h"
 #include "runtime/host_runtime.h"
 #include "tensor/tensor.h"

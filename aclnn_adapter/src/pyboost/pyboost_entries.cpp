@@ -14,7 +14,6 @@
 #include <utility>
 #include <vector>
 
-#include "ms_bcewl/dtypes.h"
 #include "ms_bcewl/entry_support.h"
 #include "ms_bcewl/operations.h"
 #include "ms_bcewl/reductions.h"
@@ -77,7 +76,7 @@ using ms_bcewl::entry::Signature;
 using ms_bcewl::entry::TensorHandle;
 using ms_bcewl::entry::ThrowError;
 
-// aclnn's dtype of a MindSpore dtype (ms_bcewl/dtypes.h); ACL_DT_UNDEFINED, which phase 1 refuses, for any other.
+// aclnn's dtype of a MindSpore TypeId; ACL_DT_UNDEFINED, which phase 1 refuses, for one not in the dtype list.
 aclDataType AclDataType(TypeId type) {
   switch (type) {
 #define MS_BCEWL_ACL_DTYPE_CASE(ms_name, type_id, acl_dtype, ...) \
