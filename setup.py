@@ -26,7 +26,7 @@ TOOLKIT_VARIABLES = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")
 TOOLKIT_MARKERS = ("compiler", "lib64")
 OP_PACKAGE_HEADER = "op_api/include/aclnn_ms_bcewl_sigmoid_cross_entropy_with_logits.h"
 OP_PACKAGE_STEM = "ms_bcewl_op_package"
-PYBOOST_SOURCE = ROOT / "aclnn_adapter" / "src" / "pyboost" / "pyboost_entries.cpp"
+PYBOOST_SOURCE = ROOT / "aclnn_adapter" / "src" / "mindspore" / "mindspore_entries.cpp"
 PYBOOST_HEADER_FOLDERS = ("acl", "aclnn", "aclnnop", "ms_bcewl")
 # What CMake records of the build (aclnn_adapter/CMakeLists.txt), shipped beside the library for `ms-bcewl info`.
 BUILD_RECORD_NAME = "libms_bcewl.build.json"

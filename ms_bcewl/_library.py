@@ -52,7 +52,7 @@ AotEntry = collections.namedtuple("AotEntry", "symbol operation has_weight has_p
 @functools.lru_cache(maxsize=None)
 def aot_entries():
     """{(operation, has_weight, has_pos_weight, reduction): AotEntry} of every entry the library exports, as its
-    registry (aclnn_adapter/src/aot/aot_registry.h) lists them; ctypes loads the library MindSpore loads later."""
+    registry (aclnn_adapter/src/mindspore/aot_registry.h) lists them; ctypes loads the library MindSpore loads later."""
     registry = ctypes.CDLL(library_path()).ms_bcewl_aot_registry
     registry.restype = ctypes.c_char_p
     entries = {}

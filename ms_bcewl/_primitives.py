@@ -3,7 +3,7 @@
 Every primitive is created when the package is imported, because graph mode cannot create a primitive while it
 compiles; calls only look one up. A variant says which optional inputs are passed (absent ones are not passed
 at all) and picks the native entry point of that (operation, variant, reduction) from the library's registry
-(aot_entries(); aclnn_adapter/src/aot/aot_registry.h). Output dtypes are the dtype of the argument each output
+(aot_entries(); aclnn_adapter/src/mindspore/aot_registry.h). Output dtypes are the dtype of the argument each output
 belongs to.
 
 Output shapes come from one of two places, hence two tables with the same keys:

@@ -1,7 +1,7 @@
 """PyNative's fast path: the loss as a pyboost operator with a C++ autograd Function.
 
-MindSpore's CustomOpBuilder compiles aclnn_adapter/src/pyboost/pyboost_entries.cpp (shipped beside the library
-as ms_bcewl/lib/pyboost_entries.cpp, with the aclnn headers in ms_bcewl/lib/include) against the installed
+MindSpore's CustomOpBuilder compiles aclnn_adapter/src/mindspore/mindspore_entries.cpp (shipped beside the library
+as ms_bcewl/lib/mindspore_entries.cpp, with the aclnn headers in ms_bcewl/lib/include) against the installed
 MindSpore, once per machine: the module is kept in a cache folder keyed by the source, the headers, MindSpore's and
 Python's versions and the library's folder (``~/.cache/ms_bcewl``, or ``MS_BCEWL_CACHE_DIR``). A build ends by
 recording the module's size and SHA-256 beside it; a module that does not match its record is never loaded but
@@ -43,7 +43,7 @@ from ms_bcewl import _ascend_kernels as ascend_kernels
 from ms_bcewl._library import LIBRARY_DIR
 from ms_bcewl._mindspore_internals import launch_blocking
 
-SOURCE = LIBRARY_DIR / "pyboost_entries.cpp"
+SOURCE = LIBRARY_DIR / "mindspore_entries.cpp"
 INCLUDE_DIR = LIBRARY_DIR / "include"
 PACKAGE_ROOT = LIBRARY_DIR.parent.parent  # the folder holding this ms_bcewl, for the builder process
 MODULE_NAME = "ms_bcewl_pyboost"

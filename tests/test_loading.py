@@ -240,7 +240,7 @@ def test_the_package_works_under_a_white_list_of_its_library_directory_only(tmp_
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# The registry of AOT entry points (aclnn_adapter/src/aot/aot_registry.h)
+# The registry of AOT entry points (aclnn_adapter/src/mindspore/aot_registry.h)
 # ---------------------------------------------------------------------------------------------------------------
 
 

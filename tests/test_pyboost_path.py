@@ -1,4 +1,4 @@
-"""PyNative's pyboost path (ms_bcewl/_pyboost.py, aclnn_adapter/src/pyboost/pyboost_entries.cpp).
+"""PyNative's pyboost path (ms_bcewl/_pyboost.py, aclnn_adapter/src/mindspore/mindspore_entries.cpp).
 
 The path must give what the ops.Custom primitives give, bit for bit (both run libms_bcewl.so's aclnn API), and
 match the float64 reference; it must be chosen where documented and fall back, or fail, as documented. This
@@ -258,7 +258,7 @@ def test_mixed_precision_gives_mindsporess_dtypes_and_the_same_bits_on_both_path
 # What MindSpore's builder raises where g++ is missing: kilobytes of compiler command lines, the cause near the end.
 NO_COMPILER = ("Error building extension 'ms_bcewl_pyboost': [1/2] g++ -MMD -MF ms_bcewl_pyboost.o.d "
                + " ".join(f"-I/site-packages/mindspore/include/path{i}" for i in range(80))
-               + " -c pyboost_entries.cpp -o ms_bcewl_pyboost.o\nFAILED: ms_bcewl_pyboost.o\n"
+               + " -c mindspore_entries.cpp -o ms_bcewl_pyboost.o\nFAILED: ms_bcewl_pyboost.o\n"
                + "g++ -MMD " + "-DFLAG " * 60 + "\n/bin/sh: 1: g++: not found\nninja: build stopped: subcommand "
                "failed.\n")
 
@@ -400,13 +400,13 @@ def test_an_explicit_pyboost_setting_fails_at_the_call_when_the_module_cannot_be
 
 
 def test_info_names_a_missing_shipped_source_instead_of_failing(monkeypatch):
-    """A library folder without pyboost_entries.cpp (an old in-place build) made `ms-bcewl info` fail with a
+    """A library folder without mindspore_entries.cpp (an old in-place build) made `ms-bcewl info` fail with a
     FileNotFoundError traceback from hashing the source."""
     def missing_source(root):
-        raise FileNotFoundError(2, "No such file or directory", "/pkg/ms_bcewl/lib/pyboost_entries.cpp")
+        raise FileNotFoundError(2, "No such file or directory", "/pkg/ms_bcewl/lib/mindspore_entries.cpp")
     monkeypatch.setattr(pyboost_path, "build_folder", missing_source)
     assert cli.pynative_path("auto", {}) == (
-        "auto: ops.Custom primitives only: cannot read /pkg/ms_bcewl/lib/pyboost_entries.cpp (No such file or "
+        "auto: ops.Custom primitives only: cannot read /pkg/ms_bcewl/lib/mindspore_entries.cpp (No such file or "
         "directory); pip install the package again (MS_BCEWL_PYNATIVE_PATH)")
 
 
@@ -487,7 +487,7 @@ def test_a_failed_build_reports_its_own_error_and_drops_its_objects(tmp_path, mo
 
     def failing_compile(source, include_dir, folder, name, progress):
         attempts.append(folder)
-        (folder / "pyboost_entries.o").write_bytes(b"object")
+        (folder / "mindspore_entries.o").write_bytes(b"object")
         if len(attempts) == 1:
             raise RuntimeError("ld: cannot find with: No such file or directory")
         raise FileNotFoundError(pyboost_path.module_file(folder, name))

@@ -96,6 +96,6 @@ def test_an_in_place_build_makes_the_library_folder_and_ships_the_pyboost_source
     in_place = tmp_path / "ms_bcewl" / "lib" / setup_module.LIBRARY_NAME
     setup_module.BuildNativeLibrary(Distribution()).copy_file(str(built), str(in_place))
     assert in_place.read_bytes() == b"a built library"
-    assert (in_place.parent / "pyboost_entries.cpp").read_bytes() == setup_module.PYBOOST_SOURCE.read_bytes()
+    assert (in_place.parent / "mindspore_entries.cpp").read_bytes() == setup_module.PYBOOST_SOURCE.read_bytes()
     assert (in_place.parent / "include" / "aclnnop").is_dir()
 

@@ -1,6 +1,6 @@
 // The per-call floor of a pyboost operator in PyNative: allocates an output shaped like x and launches nothing.
 // Built by benchmarks/mindspore_providers.py with MindSpore's CustomOpBuilder, like ms_bcewl's PyNative path
-// (aclnn_adapter/src/pyboost/pyboost_entries.cpp), so that the two differ only by the work done.
+// (aclnn_adapter/src/mindspore/mindspore_entries.cpp), so that the two differ only by the work done.
 #include <memory>
 
 #include "ms_extension/api.h"

@@ -1,5 +1,5 @@
 """Gradients through the pyboost path under launch_blocking(), where the forward of a reduced loss computes the
-gradients for a gradOutput of 1 and the backward hands them over (aclnn_adapter/src/pyboost/pyboost_entries.cpp).
+gradients for a gradOutput of 1 and the backward hands them over (aclnn_adapter/src/mindspore/mindspore_entries.cpp).
 
 Run by tests/test_pyboost_path.py in a process of its own (launch_blocking() cannot be undone): each case runs once
 through the pyboost path and once through the ops.Custom primitives, and prints one JSON line per case with the

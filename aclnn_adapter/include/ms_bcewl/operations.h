@@ -1,7 +1,6 @@
-// The operations of the aclnn API (docs/contract.md §15) and their names: the one list. The api's traits, the
-// MindSpore entries and their Python table, the native tests and the fuzzer all take their operations from it.
-// Also the variants (which optional inputs a call passes), and the arguments of one call with its two phases, which
-// the MindSpore entries (include/ms_bcewl/entry_support.h) call.
+// The op's vocabulary, each list once: the operations of the aclnn API (docs/contract.md §15) and their names, the
+// variants (which optional inputs a call passes), the dtypes computed in, and the arguments of one call with its two
+// phases. The api, the MindSpore entries and their Python table, the native tests and the fuzzer all read them.
 #ifndef MS_BCEWL_OPERATIONS_H_
 #define MS_BCEWL_OPERATIONS_H_
 
@@ -82,6 +81,13 @@ constexpr Variant VariantWith(bool has_weight, bool has_pos_weight) {
   }
   throw "every pair of has_weight and has_pos_weight is a variant";
 }
+
+// The dtypes computed in (docs/contract.md §5) as each layer names them: X(MindSpore name, MindSpore TypeId
+// enumerator, aclDataType, kernel::DType enumerator, ...) for each; arguments after X pass through to every X.
+#define MS_BCEWL_FOR_EACH_DTYPE(X, ...)                              \
+  X(float16, kNumberTypeFloat16, ACL_FLOAT16, kFloat16, __VA_ARGS__) \
+  X(float32, kNumberTypeFloat32, ACL_FLOAT, kFloat32, __VA_ARGS__)   \
+  X(bfloat16, kNumberTypeBFloat16, ACL_BF16, kBFloat16, __VA_ARGS__)
 
 // The outputs of an operation by what they hold. A single-output operation sets its one; kGradAll sets grad_self,
 // grad_target and the weight gradients whose inputs are given; kLossAndAllGradients also sets loss.

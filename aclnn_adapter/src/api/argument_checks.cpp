@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "ms_bcewl/dtypes.h"
+#include "ms_bcewl/operations.h"
 #include "runtime/error_message.h"
 #include "tensor/tensor.h"
 

@@ -16,7 +16,7 @@
 #include "api/argument_checks.h"
 #include "kernel/bcewl_kernel.h"
 #include "kernel/element_access.h"
-#include "ms_bcewl/dtypes.h"
+#include "ms_bcewl/operations.h"
 #include "runtime/error_message.h"
 #include "runtime/host_runtime.h"
 #include "runtime/live_handles.h"
@@ -89,7 +89,7 @@ namespace {
 
 using kernel::Quantity;
 
-// The kernels' dtype of a tensor that phase 1 accepted (include/ms_bcewl/dtypes.h).
+// The kernels' dtype of a tensor that phase 1 accepted (include/ms_bcewl/operations.h).
 kernel::DType KernelDType(aclDataType dtype) {
   switch (dtype) {
 #define MS_BCEWL_KERNEL_DTYPE_CASE(ms_name, type_id, acl_dtype, kernel_dtype, ...) \
@@ -435,7 +435,7 @@ aclnnStatus RunOperation(Operation operation, void *workspace, uint64_t workspac
 
 }  // namespace ms_bcewl
 
-// The two phases as the library exports them for its MindSpore entries (include/ms_bcewl/entry_support.h).
+// The two phases as the library exports them for its MindSpore entries (src/mindspore/mindspore_entries.cpp).
 extern "C" aclnnStatus msBcewlPlanOperation(const ms_bcewl::OpArguments *arguments, uint64_t *workspaceSize,
                                             aclOpExecutor **executor) {
   if (arguments == nullptr) {

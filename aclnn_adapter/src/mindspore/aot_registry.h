@@ -1,13 +1,14 @@
 // The registry of MindSpore AOT entry points: every exported entry written out once, one row each, for
-// ms_bcewl_<operation>_<variant>_<reduction> (docs/architecture.md, "The registry"). aot_entries.cpp defines each entry
-// from its row, reading its operation, variant and reduction from its name at compile time (a name that is not one
-// fails the build), and exports the same list as the table Python reads (ms_bcewl_aot_registry). A new variant or
-// reduction of an existing operation is one row here; a new operation also needs its case in aot_entries.cpp.
+// ms_bcewl_<operation>_<variant>_<reduction> (docs/architecture.md, "The registry"). The GRAPH section of
+// mindspore_entries.cpp defines each entry from its row, reading its operation, variant and reduction from its name at
+// compile time (a name that is not one fails the build), and exports the same list as the table Python reads
+// (ms_bcewl_aot_registry). A new variant or reduction of an existing operation is one row here; a new operation also
+// needs its case in InferShape there.
 // ENTRY_WITH_INFER_SHAPE rows also name the entry's InferShape, its name followed by InferShape as MindSpore looks it
 // up; ENTRY rows are the multi-output entries, whose shapes their primitives infer in Python (an AOT InferShape gives
 // one output). The weight gradients exist only where their input does.
-#ifndef MS_BCEWL_AOT_AOT_REGISTRY_H_
-#define MS_BCEWL_AOT_AOT_REGISTRY_H_
+#ifndef MS_BCEWL_MINDSPORE_AOT_REGISTRY_H_
+#define MS_BCEWL_MINDSPORE_AOT_REGISTRY_H_
 
 #define MS_BCEWL_AOT_ENTRIES(ENTRY, ENTRY_WITH_INFER_SHAPE)                                            \
   ENTRY_WITH_INFER_SHAPE(ms_bcewl_forward_plain_none, ms_bcewl_forward_plain_noneInferShape)           \
@@ -71,4 +72,4 @@
   ENTRY(ms_bcewl_grad_all_wp_mean)                                                                     \
   ENTRY(ms_bcewl_grad_all_wp_sum)
 
-#endif  // MS_BCEWL_AOT_AOT_REGISTRY_H_
+#endif  // MS_BCEWL_MINDSPORE_AOT_REGISTRY_H_
