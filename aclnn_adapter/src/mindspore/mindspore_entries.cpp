@@ -233,7 +233,7 @@ std::string PythonTuple(const ShapeOperand &shape) {
   return text + (shape.rank == 1 ? ",)" : ")");
 }
 
-// The sentence of ms_bcewl/_checks.py for a broken rule; operands[0] is input.
+// The sentence of ms_bcewl/bce_with_logits.py for a broken rule; operands[0] is input.
 std::string PythonSentence(const BrokenShapeRule &broken, const ShapeOperand *operands, const char *const *names) {
   const ShapeOperand &operand = operands[broken.operand];
   const std::string name = names[broken.operand];
