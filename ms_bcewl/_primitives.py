@@ -236,11 +236,30 @@ def _elementwise_terms(x, y, p):
     return sigmoid, sigmoid_of_minus_x, log_sigmoid, a, unit_dx, unit_dy, -_product(y, log_sigmoid), dw_term
 
 
+_SUM_KEEPING_DIMS = ops.ReduceSum(keep_dims=True, skip_mode=True)  # an empty list of axes sums nothing
+
+
 def _sum_to(tensor, like):
     """The gradient of a tensor broadcast from `like`'s shape: summed over the broadcast dimensions (None stays)."""
-    if tensor is None or tensor.shape == like.shape:
+    if tensor is None:
         return tensor
-    return tensor.sum_to_size(like.shape)
+    if not in_graph():
+        return tensor if tensor.shape == like.shape else tensor.sum_to_size(like.shape)
+    # A graph may know neither shape (mindspore.jit(dynamic=1), set_inputs), where Tensor.sum_to_size cannot
+    # compile: the axes to sum are computed as a tensor from both shapes, also tensors, when the graph runs.
+    shape, like_shape = ops.dyn_shape(tensor), ops.dyn_shape(like)
+    axes = ops.cumsum(ops.ones_like(shape), 0) - 1
+    # like's shape aligned right on tensor's and padded with 1 on the left: item 0 of [1] + like_shape there
+    leading = ops.ones_like(shape).sum() - ops.ones_like(like_shape).sum()
+    aligned = ops.gather(ops.concat((ops.ones_like(shape[:1]), like_shape)), ops.relu(axes - leading + 1), 0)
+    return ops.reshape(_SUM_KEEPING_DIMS(tensor, ops.masked_select(axes, aligned == 1)), like_shape)
+
+
+def _count(x):
+    """numel(x), at least 1; in a graph a tensor, since the graph may not know x's shape (mindspore.jit(dynamic=1))."""
+    if not in_graph():
+        return max(x.size, 1)
+    return ops.cast(ops.maximum(ops.dyn_shape(x).prod(), 1), ms.float32)
 
 
 def second_order(reduction, arguments, cotangents):
@@ -255,7 +274,7 @@ def second_order(reduction, arguments, cotangents):
                           _float32(cotangents[3]))
     xf, yf, wf, pf = _float32(x), _float32(y), _float32(w), _float32(p)
     sigmoid, sigmoid_of_minus_x, log_sigmoid, a, unit_dx, unit_dy, unit_dp, dw_term = _elementwise_terms(xf, yf, pf)
-    scale = 1.0 / max(x.size, 1) if reduction == "mean" else 1.0
+    scale = 1.0 / _count(x) if reduction == "mean" else 1.0
     gs = _float32(dout) * scale
 
     # Q = sum_k c_k d_k / (g s), elementwise: d(output)/d(dout) is Q s, summed for a 0-d dout

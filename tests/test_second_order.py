@@ -323,6 +323,43 @@ def test_third_order_gradients_match_torch(mode):
         np.testing.assert_allclose(R.to_f64(got_k), expected_k.numpy(), rtol=1e-3, atol=1e-7, err_msg=f"d/d{name}")
 
 
+# Shapes of (input, weight, pos_weight) in call order: mindspore.jit(dynamic=1) makes the dims unknown, then the rank.
+JIT_DYNAMIC_CALLS = (((2, 3), (3,), (1, 3)), ((4, 5), (5,), (1, 5)), ((2, 4, 5), (5,), (4, 1)), ((6,), (1,), (6,)))
+
+
+def _torch_penalty_gradients(case):
+    """The gradients of sum(dx^2) + sum(dy * x) + sum(dw^2) + sum(dp^2) in torch (float64), the loss written out
+    (torch's own does not differentiate weight)."""
+    xt, yt, wt, pt = (torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in case.args)
+    loss = wt * ((1.0 - yt) * xt - (1.0 + (pt - 1.0) * yt) * torch_f.logsigmoid(xt))
+    loss = loss.mean() if case.reduction == "mean" else loss
+    dx, dy, dw, dp = torch.autograd.grad(loss.sum(), (xt, yt, wt, pt), create_graph=True)
+    penalty = (dx * dx).sum() + (dy * xt).sum() + (dw * dw).sum() + (dp * dp).sum()
+    return torch.autograd.grad(penalty, (xt, yt, wt, pt))
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+def test_second_order_of_a_jit_dynamic_loss(pynative, reduction):
+    """A gradient of the gradients of a mindspore.jit(dynamic=1) loss through dim and rank changes, weight and
+    pos_weight broadcast: the gradient primitives' bprops compile without known shapes (Tensor.sum_to_size and
+    the shape comparison before it did not), against torch (float64)."""
+    @ms.jit(dynamic=1)
+    def loss(x, y, w, p):
+        return ms_bcewl.binary_cross_entropy_with_logits(x, y, w, p, reduction)
+
+    def penalty(x, y, w, p):
+        dx, dy, dw, dp = ms.grad(loss, grad_position=(0, 1, 2, 3))(x, y, w, p)
+        return (dx * dx).sum() + (dy * x).sum() + (dw * dw).sum() + (dp * dp).sum()
+
+    grads = ms.grad(penalty, grad_position=(0, 1, 2, 3))
+    for seed, shapes in enumerate(JIT_DYNAMIC_CALLS):
+        case = R.make_case(*shapes, reduction=reduction, seed=seed)
+        got = grads(*(R.to_tensor(a) for a in case.args))
+        for name, got_k, expected_k in zip("xywp", got, _torch_penalty_gradients(case)):
+            np.testing.assert_allclose(R.to_f64(got_k), expected_k.numpy(), rtol=1e-4, atol=1e-6,
+                                       err_msg=f"d/d{name} at {shapes}")
+
+
 # ---- the pyboost path: forced here, in MindSpore's default runtime; under a real launch_blocking()
 # (where it is the default) in a process of its own ----
 
