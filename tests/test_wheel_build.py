@@ -3,10 +3,13 @@ for `ms-bcewl info`. setup.py and the backend are imported, not run; the record 
 aclnn_adapter/CMakeLists.txt with the machine's compiler (about 5 s) and builds nothing."""
 import importlib.util
 import json
+import os
 import platform
 import re
 import shutil
 import subprocess
+import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -103,3 +106,26 @@ def test_the_installed_library_ships_its_build_record():
     assert record["build"] == "source" or record["build"].startswith("wheel manylinux_2_28_")
     assert record["machine"] == platform.machine()
     assert "scalar" in record["isa_kernels"]
+
+
+def _sdist_members(tree, out):
+    """The members of the sdist that the project's backend builds from `tree`, without the leading folder."""
+    subprocess.run([sys.executable, "-c", "import sys, ms_bcewl_backend; ms_bcewl_backend.build_sdist(sys.argv[1])",
+                    str(out)], cwd=tree, env=dict(os.environ, PYTHONPATH=str(tree / "build_backend")), check=True,
+                   capture_output=True)
+    (archive,) = out.glob("*.tar.gz")
+    with tarfile.open(archive) as sdist:
+        return {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
+
+
+def test_the_sdist_carries_every_source_the_build_reads(tmp_path):
+    """`python -m build` (an sdist, then a wheel from it) failed: the sdist lacked aclnn_adapter/."""
+    tree = tmp_path / "tree"
+    shutil.copytree(REPO, tree, ignore=shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__",
+                                                              ".pytest_cache", ".ruff_cache", "rank_*"))
+    members = _sdist_members(tree, tmp_path / "dist")
+    for folder in ("aclnn_adapter", "ascendc", "cmake", "build_backend"):
+        sources = {str(path.relative_to(tree)) for path in (tree / folder).rglob("*") if path.is_file()}
+        assert sources and sources <= members, sorted(sources - members)[:10]
+    assert {"setup.py", "pyproject.toml", "README.md", "ms_bcewl/bce_with_logits.py"} <= members
+    assert not any(name.startswith("ms_bcewl/lib/") for name in members), "a built library went into the sdist"
