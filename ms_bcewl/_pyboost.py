@@ -283,6 +283,9 @@ def prepare_module(folder, wait_for_compile):
     if path is None and not wait_for_compile:
         start_builder(folder)
         return None
+    if path is None:
+        print("ms_bcewl: building the pyboost module (once per machine, about a minute; 'ms-bcewl build' builds "
+              "it ahead)", file=sys.stderr, flush=True)
     return use_module(path or build(root=folder.parent)).binary_cross_entropy_with_logits
 
 
@@ -341,9 +344,6 @@ class PyboostPath:
     def _prepare_once(self, wait_for_compile):
         self._prepared = True
         folder = self._locate()
-        if wait_for_compile and verified_module(folder) is None:
-            print("ms_bcewl: building the pyboost module (once per machine, about a minute; 'ms-bcewl build' builds "
-                  "it ahead)", file=sys.stderr, flush=True)
         try:
             self._loss = self._prepare(folder, wait_for_compile)
         except (RuntimeError, OSError, ImportError) as error:  # a failed compile; no ninja or g++; a bad module
