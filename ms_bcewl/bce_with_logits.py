@@ -14,6 +14,7 @@ checked here, the rest by the native library when the call runs, with the same s
 import threading
 
 from mindspore import Tensor, nn, ops
+from mindspore.common.initializer import Initializer
 from mindspore.ops.primitive import constexpr
 
 from ms_bcewl._library import REDUCTION_CODES, REDUCTIONS
@@ -169,7 +170,9 @@ def check_initialized(api, input, target, weight, pos_weight):  # pylint: disabl
     without init_data()): PyNative would read whatever its memory holds. Graphs initialise such tensors themselves."""
     named = (("input", input), ("target", target), ("weight", weight), ("pos_weight", pos_weight))
     for name, value in named:
-        if getattr(value, "init", None) is not None:
+        # Only an Initializer is data to come, as MindSpore's own init_data() reads it: libraries that patch
+        # Tensor (mindnlp's mindtorch) keep other values, such as a device name, in `init`.
+        if isinstance(getattr(value, "init", None), Initializer):
             raise RuntimeError(f"{_prefix(api)}'{name}' (shape {value.shape}, {value.dtype}) is uninitialized: it was "
                                f"made with an initializer whose data was never created. Call {name}.init_data() "
                                f"before passing it.")

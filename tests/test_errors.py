@@ -282,6 +282,27 @@ def test_an_uninitialized_tensor_is_refused_in_pynative(pynative, arg):
     np.testing.assert_allclose(ms_bcewl.binary_cross_entropy_with_logits(*values).asnumpy(), expected, rtol=1e-6)
 
 
+class _DeviceNamedTensor(ms.Tensor):
+    """A Tensor whose `init` holds a device name, as mindnlp's mindtorch sets it on every Tensor it makes."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.init = "cpu"
+
+
+@pytest.mark.parametrize("arg", ARGS)
+def test_a_tensor_with_another_init_value_is_computed(pynative, arg):
+    """Only an Initializer in `init` is data to come; anything else there is a library's own (a device name). PyNative
+    only: a graph hands any `init` to Tensor.init_data(), for MindSpore's own op too."""
+    k = ARGS.index(arg)
+    arrays = [np.full(shape, value, np.float32) for shape, value in zip(VALID_SHAPES, (0.75, 0.25, 2.0, 3.0))]
+    values = [R.to_tensor(a) for a in arrays]
+    values[k] = _DeviceNamedTensor(arrays[k])
+    assert values[k].init == "cpu"
+    expected = R.loss(*[a.astype(np.float64) for a in arrays])
+    np.testing.assert_allclose(call(pynative, values).asnumpy(), expected, rtol=1e-6)
+
+
 @pytest.mark.parametrize("mode", ["graph"], indirect=True)
 def test_an_uninitialized_tensor_is_initialised_by_a_graph(mode):
     """Graphs create the data of such a tensor themselves, as for MindSpore's own op."""
