@@ -7,6 +7,7 @@ depends on it).
 - PyNative mixed precision: the dtype a Cell's ``to_float`` casts a primitive's arguments to (``cast_arguments``).
 - The runtime: whether ``mindspore.runtime.launch_blocking()`` was called (``launch_blocking``).
 - Export: whether the graph being compiled is for ``mindspore.export`` (``exporting``).
+- Bytecode capture: whether it is tracing the caller (``capturing_bytecode``).
 """
 import sys
 
@@ -39,6 +40,25 @@ def keep_out_of_rewrite(*cells):
 def allow_bytecode_capture_to_inline(package):
     """Adds ``package`` to the modules bytecode capture inlines (an addition: MindSpore's own stay)."""
     _c_expression.update_pijit_default_config(allowed_inline_modules=[package])
+
+
+# The module of the wrapper that runs a function under bytecode capture (mindspore.graph._utils.pijit_context in
+# 2.10; the name's end is the same in older releases).
+_CAPTURE_CONTEXT_SUFFIX = "pijit_context"
+
+
+def capturing_bytecode():
+    """True while bytecode capture traces the calling code, False in an ast compile (which may be nested in a
+    capture: the innermost of the two on the stack decides)."""
+    frame = sys._getframe(1)  # pylint: disable=protected-access
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if frame.f_code.co_name == "compile" and module.startswith("mindspore."):
+            return False
+        if module.endswith(_CAPTURE_CONTEXT_SUFFIX):
+            return True
+        frame = frame.f_back
+    return False
 
 
 # ---- PyNative mixed precision ----

@@ -22,7 +22,7 @@ from mindspore.ops import CustomRegOp, DataType, PrimitiveWithInfer
 
 from ms_bcewl import _ascend_kernels as ascend_kernels
 from ms_bcewl._library import aot_entries, library_path
-from ms_bcewl._mindspore_internals import exporting
+from ms_bcewl._mindspore_internals import capturing_bytecode, exporting
 
 # The dtypes the primitives compute in (docs/contract.md §5), as the library's dtype list names them.
 SUPPORTED_DTYPES = (mstype.float16, mstype.float32, mstype.bfloat16)
@@ -89,6 +89,8 @@ class _CompileTimeConstant(PrimitiveWithInfer):
 in_graph = _CompileTimeConstant("ms_bcewl_in_graph", lambda: True)
 # True in a graph compiled for an export (mindspore.export, mindspore.onnx.export).
 in_export = _CompileTimeConstant("ms_bcewl_in_export", exporting)
+# True where bytecode capture (mindspore.jit(capture_mode="bytecode")) traces the call.
+in_bytecode_capture = _CompileTimeConstant("ms_bcewl_in_bytecode_capture", capturing_bytecode)
 
 
 def _gradient_primitives(has_weight, has_pos_weight, reduction):

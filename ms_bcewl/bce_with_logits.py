@@ -13,13 +13,15 @@ checked here, the rest by the native library when the call runs, with the same s
 """
 import threading
 
+import mindspore as ms
 from mindspore import Tensor, nn, ops
 from mindspore.common.initializer import Initializer
 from mindspore.ops.primitive import constexpr
 
 from ms_bcewl._library import REDUCTION_CODES, REDUCTIONS
 from ms_bcewl._mindspore_internals import cast_arguments
-from ms_bcewl._primitives import GRAPH_FORWARD, PYNATIVE_FORWARD, SUPPORTED_DTYPES, in_export, in_graph, standard_loss
+from ms_bcewl._primitives import (GRAPH_FORWARD, PYNATIVE_FORWARD, SUPPORTED_DTYPES, in_bytecode_capture, in_export,
+                                  in_graph, standard_loss)
 from ms_bcewl._pyboost import PYBOOST
 
 _API = "binary_cross_entropy_with_logits"
@@ -54,22 +56,35 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
         TypeError: an argument is not a Tensor, has an unsupported dtype, or reduction is not a str.
         ValueError: shapes do not match or broadcast, rank above 8, or an unknown reduction.
     """
+    # Graphs fold the constant in_graph() and never compile the PyNative branch (whose `with` they could not).
+    if not in_graph():
+        variant = _checked_variant(input, target, weight, pos_weight, reduction)
+        return _pynative_loss(input, target, weight, pos_weight, variant)
+    # Bytecode capture mis-traces a branch beside a one-element tensor (a zero weight gradient, a lost top cell
+    # for backward), so it gets the loss as one ast-compiled graph before any branch on an argument.
+    if in_bytecode_capture():
+        return _GRAPH_LOSS_COMPILED_APART(input, target, weight, pos_weight, reduction)
+    return _graph_loss(input, target, weight, pos_weight, reduction)
+
+
+def _checked_variant(input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
+    """(has_weight, has_pos_weight, reduction in lower case) once every argument check passed."""
     reduction = check_arguments(_API, describe(input), describe(target), describe(weight), describe(pos_weight),
                                 reduction)
-    # isinstance, not `is None`: bytecode capture (jit(capture_mode="bytecode")) cannot decide `is None` on a
-    # computed tensor and breaks the graph there, and a break inside a differentiated function loses gradients.
-    has_weight, has_pos_weight = isinstance(weight, Tensor), isinstance(pos_weight, Tensor)
-    variant = (has_weight, has_pos_weight, reduction)
-    # Graphs fold the constant in_graph() and never compile the PyNative branch (whose `with` they could not).
-    # An export's graph takes standard operators, which its file can carry (_primitives.py).
-    if in_graph():
-        if in_export():
-            loss = standard_loss(input, target, weight, pos_weight, reduction)
-        else:
-            loss = _call(GRAPH_FORWARD[variant], input, target, weight, pos_weight)
-    else:
-        loss = _pynative_loss(input, target, weight, pos_weight, variant, reduction)
-    return loss
+    # isinstance, not `is None`: bytecode capture cannot decide `is None` on a computed tensor.
+    return isinstance(weight, Tensor), isinstance(pos_weight, Tensor), reduction
+
+
+def _graph_loss(input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
+    """The loss in a graph: the primitive of its variant, or standard operators in an export's graph, which its file
+    can carry (_primitives.py)."""
+    variant = _checked_variant(input, target, weight, pos_weight, reduction)
+    if in_export():
+        return standard_loss(input, target, weight, pos_weight, variant[2])
+    return _call(GRAPH_FORWARD[variant], input, target, weight, pos_weight)
+
+
+_GRAPH_LOSS_COMPILED_APART = ms.jit(_graph_loss)
 
 
 class BCEWithLogitsLoss(nn.Cell):
@@ -94,14 +109,14 @@ class BCEWithLogitsLoss(nn.Cell):
         return binary_cross_entropy_with_logits(input, target, self.weight, self.pos_weight, self.reduction)
 
 
-def _pynative_loss(input, target, weight, pos_weight, variant, reduction):  # pylint: disable=redefined-builtin
+def _pynative_loss(input, target, weight, pos_weight, variant):  # pylint: disable=redefined-builtin
     """The pyboost loss where _pyboost.py chooses it, else the PyNative primitive, called once no other
     thread is in a primitive call of the loss."""
     check_initialized(_API, input, target, weight, pos_weight)
     input, target, weight, pos_weight = cast_arguments(input, target, weight, pos_weight)
     pyboost_loss = PYBOOST.loss()
     loss = None if pyboost_loss is None else pyboost_loss(input, target, weight, pos_weight,
-                                                          REDUCTION_CODES[reduction])
+                                                          REDUCTION_CODES[variant[2]])
     if loss is not None:  # None: inside a higher-order gradient, which only the primitives' bprops give
         return loss
     with _PRIMITIVE_CALLS_IN_TURN:
