@@ -205,9 +205,10 @@ def check_reduction(api, reduction):
     return canonical
 
 
-def _check_dtype(api, name, dtype):
+def _check_dtype(api, name, shape, dtype):
     if dtype not in SUPPORTED_DTYPES:
-        raise TypeError(f"{_prefix(api)}'{name}' must have dtype float16, float32 or bfloat16, but got {dtype}.")
+        raise TypeError(f"{_prefix(api)}'{name}' must have dtype float16, float32 or bfloat16, but got {dtype} "
+                        f"(shape {shape}).")
 
 
 def _is_dynamic_rank(shape):
@@ -249,8 +250,8 @@ def check_tensors(api, input_info, target_info, weight_info, pos_weight_info):
     named = [("input", input_info), ("target", target_info), ("weight", weight_info),
              ("pos_weight", pos_weight_info)]
     present = [(name, info) for name, info in named if info is not None]
-    for name, (_, dtype) in present:
-        _check_dtype(api, name, dtype)
+    for name, (shape, dtype) in present:
+        _check_dtype(api, name, shape, dtype)
     for name, (shape, _) in present:
         _check_rank(api, name, shape)
     input_shape, target_shape = input_info[0], target_info[0]

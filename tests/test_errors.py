@@ -114,7 +114,7 @@ def test_unsupported_dtype(mode, arg, dtype):
     with pytest.raises(TypeError) as excinfo:
         call(mode, values)
     assert_message(excinfo, arg, {"float64": "float64", "int32": "int32", "int64": "int64",
-                                  "bool": "bool"}[np.dtype(dtype).name])
+                                  "bool": "bool"}[np.dtype(dtype).name], shapes=[VALID_SHAPES[k]])
     assert_next_call_is_right(mode)
 
 
