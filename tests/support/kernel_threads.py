@@ -13,12 +13,16 @@ from ms_bcewl._library import library_path
 
 
 class KernelTestingHooks(ctypes.Structure):
-    """The head of the C struct, up to threads(); the ISA hooks before set_threads are not called from Python."""
+    """The C struct; the hooks typed c_void_p are not called from Python."""
 
     _fields_ = [("isa_available", ctypes.c_void_p), ("force_isa", ctypes.c_void_p),
                 ("automatic_isa", ctypes.c_void_p), ("active_isa", ctypes.c_void_p),
                 ("set_threads", ctypes.CFUNCTYPE(None, ctypes.c_int)),
-                ("threads", ctypes.CFUNCTYPE(ctypes.c_int))]
+                ("threads", ctypes.CFUNCTYPE(ctypes.c_int)),
+                ("exp", ctypes.c_void_p), ("log1p", ctypes.c_void_p), ("widen", ctypes.c_void_p),
+                ("narrow", ctypes.c_void_p), ("set_row_reductions", ctypes.c_void_p),
+                ("hold_workers", ctypes.c_void_p),
+                ("latest_loop_tasks", ctypes.CFUNCTYPE(ctypes.c_int))]
 
 
 _HOOKS = []
@@ -55,26 +59,3 @@ def library_copies_mapped():
 
 def thread_ids():
     return set(os.listdir("/proc/self/task"))
-
-
-def thread_cpu_ns(tids):
-    """CPU time in ns of each thread of `tids` (schedstat has ns resolution; a thread that ended reads 0)."""
-    times = {}
-    for tid in tids:
-        try:
-            with open(f"/proc/self/task/{tid}/schedstat", encoding="utf-8") as schedstat:
-                times[tid] = int(schedstat.read().split()[0])
-        except OSError:
-            times[tid] = 0
-    return times
-
-
-def busy_threads(tids, work, share=0.05):
-    """The threads of `tids` that spent at least `share` of the busiest one's CPU time while work() ran. The share
-    is small because the kernels' threads take pieces of work in turn: on a loaded machine a thread that wakes late
-    does less than its quarter, but a thread the pool does not use does nothing."""
-    before = thread_cpu_ns(tids)
-    work()
-    spent = {tid: time - before[tid] for tid, time in thread_cpu_ns(tids).items()}
-    busiest = max(spent.values(), default=0)
-    return {tid for tid, time in spent.items() if busiest > 0 and time >= share * busiest}

@@ -27,6 +27,7 @@ struct KernelTestingHooks {
   void (*set_row_reductions)(bool enabled);
   // true: the pool's workers do not wake for new loops, as when no CPU is free for them; false: they do again
   void (*hold_workers)(bool held);
+  int (*latest_loop_tasks)();  // the task count the latest kernel loop was split into
 };
 
 }  // namespace ms_bcewl::kernel

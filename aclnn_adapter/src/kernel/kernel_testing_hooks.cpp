@@ -43,6 +43,7 @@ const KernelTestingHooks kTestingHooks = {
     },
     [](bool enabled) { SetRowReductions(enabled); },
     [](bool held) { HoldWorkersForTesting(held); },
+    [] { return LatestLoopTasks(); },
 };
 
 }  // namespace

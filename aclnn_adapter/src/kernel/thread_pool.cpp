@@ -38,6 +38,7 @@ int DefaultThreads() {
 }
 
 std::atomic<int> g_thread_override{0};
+std::atomic<int> g_latest_loop_tasks{0};
 
 // Keeps the calling worker off `caller_cpu`, the CPU the loop's caller ran on when it handed out the tasks.
 // Linux tends to wake a worker on its waker's CPU when the machine was idle, and a loop that lasts under a
@@ -223,6 +224,10 @@ int KernelThreads() {
 void SetKernelThreads(int threads) {
   g_thread_override.store(std::clamp(threads, 0, kMaxKernelThreads), std::memory_order_relaxed);
 }
+
+int LatestLoopTasks() { return g_latest_loop_tasks.load(std::memory_order_relaxed); }
+
+void NoteLoopTasks(int tasks) { g_latest_loop_tasks.store(tasks, std::memory_order_relaxed); }
 
 void RunTasks(int tasks, TaskFunction function, void *context) { ThePool().Run(tasks, function, context); }
 

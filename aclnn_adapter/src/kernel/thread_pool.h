@@ -28,9 +28,14 @@ void RunTasks(int tasks, TaskFunction function, void *context);
 // a loop never waits for a worker that has not started.
 void HoldWorkersForTesting(bool held);
 
+// The task count of the latest loop, for tests: what the kernels decided, whatever the scheduler then did.
+int LatestLoopTasks();
+void NoteLoopTasks(int tasks);
+
 // Calls body(task) for task = 0 .. tasks - 1, spread over the pool's threads.
 template <class Body>
 void ParallelFor(int tasks, Body &body) {
+  NoteLoopTasks(tasks);
   if (tasks <= 1) {
     body(0);
     return;
