@@ -58,8 +58,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     """
     # Graphs fold the constant in_graph() and never compile the PyNative branch (whose `with` they could not).
     if not in_graph():
-        variant = _checked_variant(input, target, weight, pos_weight, reduction)
-        return _pynative_loss(input, target, weight, pos_weight, variant)
+        key = _checked_key(input, target, weight, pos_weight, reduction)
+        return _pynative_loss(input, target, weight, pos_weight, key)
     # Bytecode capture mis-traces a branch beside a one-element tensor (a zero weight gradient, a lost top cell
     # for backward), so it gets the loss as one ast-compiled graph before any branch on an argument.
     if in_bytecode_capture():
@@ -67,8 +67,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     return _graph_loss(input, target, weight, pos_weight, reduction)
 
 
-def _checked_variant(input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
-    """(has_weight, has_pos_weight, reduction in lower case) once every argument check passed."""
+def _checked_key(input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
+    """The call's key of GRAPH_FORWARD, (has_weight, has_pos_weight, reduction in lower case), once every argument
+    check passed."""
     reduction = check_arguments(_API, describe(input), describe(target), describe(weight), describe(pos_weight),
                                 reduction)
     # isinstance, not `is None`: bytecode capture cannot decide `is None` on a computed tensor.
@@ -78,10 +79,10 @@ def _checked_variant(input, target, weight, pos_weight, reduction):  # pylint: d
 def _graph_loss(input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
     """The loss in a graph: the primitive of its variant, or standard operators in an export's graph, which its file
     can carry (_primitives.py)."""
-    variant = _checked_variant(input, target, weight, pos_weight, reduction)
+    key = _checked_key(input, target, weight, pos_weight, reduction)
     if in_export():
-        return standard_loss(input, target, weight, pos_weight, variant[2])
-    return _call(GRAPH_FORWARD[variant], input, target, weight, pos_weight)
+        return standard_loss(input, target, weight, pos_weight, key[2])
+    return _call(GRAPH_FORWARD[key], input, target, weight, pos_weight)
 
 
 _GRAPH_LOSS_COMPILED_APART = ms.jit(_graph_loss)
@@ -109,18 +110,18 @@ class BCEWithLogitsLoss(nn.Cell):
         return binary_cross_entropy_with_logits(input, target, self.weight, self.pos_weight, self.reduction)
 
 
-def _pynative_loss(input, target, weight, pos_weight, variant):  # pylint: disable=redefined-builtin
+def _pynative_loss(input, target, weight, pos_weight, key):  # pylint: disable=redefined-builtin
     """The pyboost loss where _pyboost.py chooses it, else the PyNative primitive, called once no other
     thread is in a primitive call of the loss."""
     check_initialized(_API, input, target, weight, pos_weight)
     input, target, weight, pos_weight = cast_arguments(input, target, weight, pos_weight)
     pyboost_loss = PYBOOST.loss()
     loss = None if pyboost_loss is None else pyboost_loss(input, target, weight, pos_weight,
-                                                          REDUCTION_CODES[variant[2]])
+                                                          REDUCTION_CODES[key[2]])
     if loss is not None:  # None: inside a higher-order gradient, which only the primitives' bprops give
         return loss
     with _PRIMITIVE_CALLS_IN_TURN:
-        return _call(PYNATIVE_FORWARD[variant + (target.dtype,)], input, target, weight, pos_weight)
+        return _call(PYNATIVE_FORWARD[key + (target.dtype,)], input, target, weight, pos_weight)
 
 
 def _call(primitive, input, target, weight, pos_weight):  # pylint: disable=redefined-builtin
