@@ -19,21 +19,26 @@ from support import reference as R
 SHAPE = (3, 4)
 
 
-def _file(reduction, w_shape, p_shape, dtypes=("float32",) * 4, seed=0):
+def _file(reduction, w_shape, p_shape, dtypes=("float32",) * 4, seed=0, zero_weight_in_column_3=False):
     """An exported loss: its reduction, dtypes and the values of its weight and pos_weight Parameters (x and y of
-    the case are not used: the file runs on INPUTS)."""
-    return R.make_case(SHAPE, w_shape, p_shape, reduction, dtypes, seed)
+    the case are not used: the file runs on INPUTS). A zero weight in column 3 meets an infinite or NaN logit there."""
+    case = R.make_case(SHAPE, w_shape, p_shape, reduction, dtypes, seed)
+    if zero_weight_in_column_3:
+        w = case.w.copy()
+        w[..., 3] = 0.0
+        case = case.with_(w=w)
+    return case
 
 
 # Every reduction without weights and with both (weight broadcast along rows, pos_weight along columns), a
 # pos_weight alone, and half-precision inputs.
 FILES = {
     "none_plain": _file("none", None, None, seed=1),
-    "none_weight_pos_weight": _file("none", (4,), (3, 1), seed=2),
+    "none_weight_pos_weight": _file("none", (4,), (3, 1), seed=2, zero_weight_in_column_3=True),
     "mean_plain": _file("mean", None, None, seed=3),
     "mean_weight_pos_weight": _file("mean", (3, 4), (1, 4), seed=4),
     "sum_plain": _file("sum", None, None, seed=5),
-    "sum_weight_pos_weight": _file("sum", (1, 4), (4,), seed=6),
+    "sum_weight_pos_weight": _file("sum", (1, 4), (4,), seed=6, zero_weight_in_column_3=True),
     "sum_pos_weight": _file("sum", None, (3, 1), seed=7),
     "mean_float16": _file("mean", (3, 4), None, ("float16", "float16", "float32", "float32"), seed=8),
 }
@@ -43,7 +48,7 @@ def _inputs():
     """(x, y) by name, float64. `ordinary`: logits ~ N(0, 2²) with, at [0, 0], x = 20, y = 1, whose loss
     softplus(-20) = 2.06e-9 a float32 log(1 + exp(-20)) rounds to 0. `large`: the same with x = ±1e4.
     `zero_limits`: with x = +inf, y = 1 and x = -inf, y = 0, whose losses are 0 (every reduction stays finite).
-    `diverging`: x = +inf, y = 0.5 and x = -inf, y = 0.5, whose losses are +inf. `nan`: a NaN logit.
+    `diverging`: x = ±inf with y = 0.5, whose losses are +inf (0 with a zero weight). `nan`: a NaN logit.
     `nan_at_zero_factors`: NaN logits where 1 - y = 0 and where p·y = 0, factors that must not turn NaN into 0."""
     rng = np.random.default_rng(0)
     x, y = rng.normal(0.0, 2.0, SHAPE), rng.uniform(-0.25, 1.25, SHAPE)
@@ -51,7 +56,7 @@ def _inputs():
     sets = {"ordinary": (x, y)}
     for name, changes in (("large", [((1, 1), 1e4, y[1, 1]), ((2, 2), -1e4, y[2, 2])]),
                           ("zero_limits", [((0, 1), np.inf, 1.0), ((1, 2), -np.inf, 0.0)]),
-                          ("diverging", [((2, 0), np.inf, 0.5), ((0, 2), -np.inf, 0.5)]),
+                          ("diverging", [((2, 0), np.inf, 0.5), ((0, 2), -np.inf, 0.5), ((1, 3), np.inf, 0.5)]),
                           ("nan", [((1, 3), np.nan, 0.25)]),
                           ("nan_at_zero_factors", [((2, 1), np.nan, 1.0), ((0, 3), np.nan, 0.0)])):
         changed_x, changed_y = x.copy(), y.copy()
