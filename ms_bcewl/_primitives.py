@@ -353,9 +353,32 @@ def gradient_bprop(reduction, has_weight, has_pos_weight, of=None):
 # absolute path, which the loading machine resolves with realpath(3), and ONNX writes the entry point as an operator
 # type no runtime knows. So a graph compiled for an export takes operators that MINDIR and ONNX both carry
 # (docs/contract.md §17 Export); training and every other compile keep the primitives.
-_SOFTPLUS = ops.Softplus()  # ONNX Softplus: log(1 + exp(v)), stable for every finite v
+# The operators are those whose NaN and ±inf give the same results in MindSpore's CPU kernels and in onnxruntime:
+# Softplus, Maximum and ReLU turn a NaN into a number in MindSpore and not in onnxruntime, while Abs, Exp, Log,
+# arithmetic, comparisons (False for NaN) and Select agree. ONNX opset 11 has no Log1p, IsInf or IsNan.
+_FLOAT32_MAX = 3.4028235e38
 _MEAN = ops.ReduceMean(keep_dims=False)
 _SUM = ops.ReduceSum(keep_dims=False)
+
+
+def _exported_log1p(t):
+    """log1p(t) for t in [0, 1] from Log: log(u) * t / (u - 1) with u = 1 + t, within a few roundings of log1p(t)
+    where u - 1 is not t (Goldberg's formula), and t itself where u rounds to 1. NaN gives NaN."""
+    u = 1.0 + t
+    return ops.select(u == 1.0, t, ops.log(u) * (t / (u - 1.0)))
+
+
+def _exported_softplus(v):
+    """softplus(v) = max(v, 0) + log1p(exp(-|v|)): finite for every finite v, +inf at +inf, 0 at -inf, NaN at NaN
+    (Select takes 0 for NaN, and the log1p term carries the NaN)."""
+    return ops.select(v > 0.0, v, ops.zeros_like(v)) + _exported_log1p(ops.exp(-ops.abs(v)))
+
+
+def _exported_product(factor, term):
+    """factor * term, but 0 where a zero factor meets an infinite term (docs/contract.md §9); NaN stays NaN."""
+    zero_limit = ops.logical_and(factor == 0.0, ops.abs(term) > _FLOAT32_MAX)
+    product = factor * term
+    return ops.select(zero_limit, ops.zeros_like(product), product)
 
 
 def standard_loss(input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
@@ -365,9 +388,9 @@ def standard_loss(input, target, weight, pos_weight, reduction):  # pylint: disa
     x = ops.cast(input, mstype.float32)
     y = ops.cast(target, mstype.float32)
     positive = y if not isinstance(pos_weight, Tensor) else ops.cast(pos_weight, mstype.float32) * y
-    loss = (1.0 - y) * _SOFTPLUS(x) + positive * _SOFTPLUS(-x)
+    loss = _exported_product(1.0 - y, _exported_softplus(x)) + _exported_product(positive, _exported_softplus(-x))
     if isinstance(weight, Tensor):
-        loss = ops.cast(weight, mstype.float32) * loss
+        loss = _exported_product(ops.cast(weight, mstype.float32), loss)
     if reduction == "mean":
         loss = _MEAN(loss)
     elif reduction == "sum":

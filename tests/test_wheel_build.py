@@ -1,6 +1,8 @@
-"""The binary-wheel build path of setup.py and build_backend/ (docs/wheels.md), and the build record CMake writes
-for `ms-bcewl info`. setup.py and the backend are imported, not run; the record test configures
-aclnn_adapter/CMakeLists.txt with the machine's compiler (about 5 s) and builds nothing."""
+"""The binary-wheel build path of setup.py and build_backend/ (docs/wheels.md), the build record CMake writes for
+`ms-bcewl info`, and what every artifact carries (the license, its metadata, the classifiers) and the changelog.
+setup.py and the backend are imported, not run; the record test configures aclnn_adapter/CMakeLists.txt with the
+machine's compiler (about 5 s) and builds nothing; the backend builds one sdist and the wheels' metadata from a copy
+of the tree (a few seconds), not a wheel."""
 import importlib.util
 import json
 import os
@@ -13,6 +15,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from packaging.specifiers import SpecifierSet
 
 REPO = Path(__file__).resolve().parent.parent
 INSTALLED_LIBRARY_DIR = Path(importlib.util.find_spec("ms_bcewl").origin).resolve().parent / "lib"
@@ -108,24 +111,108 @@ def test_the_installed_library_ships_its_build_record():
     assert "scalar" in record["isa_kernels"]
 
 
-def _sdist_members(tree, out):
-    """The members of the sdist that the project's backend builds from `tree`, without the leading folder."""
-    subprocess.run([sys.executable, "-c", "import sys, ms_bcewl_backend; ms_bcewl_backend.build_sdist(sys.argv[1])",
-                    str(out)], cwd=tree, env=dict(os.environ, PYTHONPATH=str(tree / "build_backend")), check=True,
-                   capture_output=True)
-    (archive,) = out.glob("*.tar.gz")
-    with tarfile.open(archive) as sdist:
-        return {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
-
-
-def test_the_sdist_carries_every_source_the_build_reads(tmp_path):
-    """`python -m build` (an sdist, then a wheel from it) failed: the sdist lacked aclnn_adapter/."""
-    tree = tmp_path / "tree"
-    shutil.copytree(REPO, tree, ignore=shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__",
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    """A copy of the source tree without what builds and tests leave in it."""
+    copy = tmp_path_factory.mktemp("source") / "tree"
+    shutil.copytree(REPO, copy, ignore=shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__",
                                                               ".pytest_cache", ".ruff_cache", "rank_*"))
-    members = _sdist_members(tree, tmp_path / "dist")
+    return copy
+
+
+def run_backend_hook(tree, hook, out):
+    """Runs a PEP 517 hook of the project's backend in `tree`, writing into `out`; returns its stderr."""
+    out.mkdir()
+    done = subprocess.run([sys.executable, "-c", f"import sys, ms_bcewl_backend; ms_bcewl_backend.{hook}(sys.argv[1])",
+                           str(out)], cwd=tree, env=dict(os.environ, PYTHONPATH=str(tree / "build_backend")),
+                          check=False, capture_output=True, text=True)
+    assert done.returncode == 0, f"{hook} failed:\n{done.stderr[-3000:]}"
+    return done.stderr
+
+
+@pytest.fixture(scope="module")
+def sdist(tree, tmp_path_factory):
+    """(the sdist the project's backend builds from `tree`, the backend's stderr)."""
+    out = tmp_path_factory.mktemp("sdist") / "dist"
+    stderr = run_backend_hook(tree, "build_sdist", out)
+    (archive,) = out.glob("*.tar.gz")
+    return archive, stderr
+
+
+def sdist_members(archive):
+    """The members of the sdist, without the leading folder."""
+    with tarfile.open(archive) as sdist_file:
+        return {name.split("/", 1)[1] for name in sdist_file.getnames() if "/" in name}
+
+
+def test_the_sdist_carries_every_source_the_build_reads(tree, sdist):
+    """`python -m build` (an sdist, then a wheel from it) failed: the sdist lacked aclnn_adapter/."""
+    members = sdist_members(sdist[0])
     for folder in ("aclnn_adapter", "ascendc", "cmake", "build_backend"):
         sources = {str(path.relative_to(tree)) for path in (tree / folder).rglob("*") if path.is_file()}
         assert sources and sources <= members, sorted(sources - members)[:10]
     assert {"setup.py", "pyproject.toml", "README.md", "ms_bcewl/bce_with_logits.py"} <= members
     assert not any(name.startswith("ms_bcewl/lib/") for name in members), "a built library went into the sdist"
+
+
+# ---- The license and the release record ----
+
+LICENSE_TEXT = (REPO / "LICENSE").read_bytes() if (REPO / "LICENSE").is_file() else None
+
+
+def test_the_repository_carries_the_apache_2_0_text():
+    assert LICENSE_TEXT is not None, "no LICENSE file"
+    lines = [line.strip() for line in LICENSE_TEXT.decode().splitlines()[:4]]
+    assert lines[1:3] == ["Apache License", "Version 2.0, January 2004"], lines
+    assert b"END OF TERMS AND CONDITIONS" in LICENSE_TEXT
+
+
+def metadata_fields(text, name):
+    return [line.split(": ", 1)[1] for line in text.splitlines() if line.startswith(f"{name}: ")]
+
+
+def check_license_metadata(metadata, where):
+    assert metadata_fields(metadata, "License-Expression") == ["Apache-2.0"], where
+    assert metadata_fields(metadata, "License-File") == ["LICENSE"], where
+    assert not metadata_fields(metadata, "License"), f"{where}: a free-text License field beside the SPDX one"
+
+
+def test_the_sdist_carries_the_license_and_its_build_does_not_warn_about_it(sdist):
+    archive, stderr = sdist
+    folder = archive.name[:-len(".tar.gz")]
+    with tarfile.open(archive) as sdist_file:
+        assert sdist_file.extractfile(f"{folder}/LICENSE").read() == LICENSE_TEXT
+        check_license_metadata(sdist_file.extractfile(f"{folder}/PKG-INFO").read().decode(), "PKG-INFO")
+    assert "project.license" not in stderr and "License classifiers" not in stderr, stderr[-3000:]
+
+
+def test_the_wheels_carry_the_license_and_their_build_does_not_warn_about_it(tree, tmp_path):
+    """The dist-info every wheel gets (the backend's wheel metadata: the same for the source and the manylinux
+    wheels, which differ only in their tag and library), without compiling the library."""
+    stderr = run_backend_hook(tree, "prepare_metadata_for_build_wheel", tmp_path / "metadata")
+    (dist_info,) = (tmp_path / "metadata").glob("*.dist-info")
+    assert (dist_info / "licenses" / "LICENSE").read_bytes() == LICENSE_TEXT
+    metadata = (dist_info / "METADATA").read_text()
+    check_license_metadata(metadata, "METADATA")
+    assert "project.license" not in stderr and "License classifiers" not in stderr, stderr[-3000:]
+    classifiers = metadata_fields(metadata, "Classifier")
+    (requires_python,) = metadata_fields(metadata, "Requires-Python")
+    supported = [f"3.{minor}" for minor in range(30) if f"3.{minor}" in SpecifierSet(requires_python)]
+    assert supported and [c for c in classifiers if c.startswith("Programming Language :: Python :: 3.")] == \
+        [f"Programming Language :: Python :: {version}" for version in supported]
+    assert "Operating System :: POSIX :: Linux" in classifiers
+    assert any(c.startswith("Topic :: ") for c in classifiers), classifiers
+
+
+def quoted_assignment(path, name):
+    """The string a line `name = "..."` of the file assigns."""
+    return re.search(rf'^{name} = "([^"]+)"', path.read_text(), re.MULTILINE).group(1)
+
+
+def test_the_changelog_opens_with_the_packages_version():
+    """A release adds its entry at the top of CHANGELOG.md with the version it sets in both places."""
+    headings = [line[3:].split()[0] for line in (REPO / "CHANGELOG.md").read_text().splitlines()
+                if line.startswith("## ")]
+    versions = {quoted_assignment(REPO / "pyproject.toml", "version"),
+                quoted_assignment(REPO / "ms_bcewl" / "__init__.py", "__version__")}
+    assert headings and {headings[0]} == versions, (headings[:1], versions)
