@@ -5,7 +5,7 @@ from ms_bcewl.sharded import ShardedBCEWithLogitsLoss, sharded_binary_cross_entr
 from ms_bcewl import mint
 
 allow_bytecode_capture_to_inline(__name__)
-keep_out_of_rewrite(BCEWithLogitsLoss, ShardedBCEWithLogitsLoss)
+keep_out_of_rewrite(__name__, BCEWithLogitsLoss, ShardedBCEWithLogitsLoss)
 
 __version__ = "0.1.0"
 __all__ = ["binary_cross_entropy_with_logits", "BCEWithLogitsLoss", "sharded_binary_cross_entropy_with_logits",

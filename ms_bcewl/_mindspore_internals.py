@@ -17,20 +17,34 @@ from mindspore.common import dtype as mstype
 
 try:
     from mindspore.rewrite.common import namespace as _rewrite_namespace
+    from mindspore.rewrite.parsers import assign_parser as _rewrite_parser
 except ImportError:  # a MindSpore without the rewrite has nothing to keep out of
-    _rewrite_namespace = None
+    _rewrite_namespace = _rewrite_parser = None
 
 
 # ---- AMP O1's rewrite ----
 # The rewrite turns every Cell it meets into generated source, with the functions it calls from a package outside
-# site-packages; the copies lose their module's names (NameError). Cells on its black list are called as they are.
+# site-packages; the copies lose their module's names (NameError). Cells on its black list are called as they are,
+# and so are the functions it takes for a third-party package's.
 
-def keep_out_of_rewrite(*cells):
-    """Adds the Cell classes to the rewrite's list of Cells it does not convert."""
+def keep_out_of_rewrite(package, *cells):
+    """Adds the Cell classes to the rewrite's list of Cells it does not convert, and makes it call the functions of
+    ``package`` as it calls a third-party package's, wherever the package is (an editable install, a checkout)."""
     black_list = getattr(_rewrite_namespace, "_subtree_black_list", None)
-    if black_list is None:
-        return
-    black_list.extend(cell for cell in cells if cell not in black_list)
+    if black_list is not None:
+        black_list.extend(cell for cell in cells if cell not in black_list)
+    is_third_party = getattr(_rewrite_parser, "is_third_party", None)
+    if is_third_party is not None and getattr(is_third_party, "package_kept_out", None) != package:
+        _rewrite_parser.is_third_party = _also_third_party(package, is_third_party)
+
+
+def _also_third_party(package, is_third_party):
+    """The rewrite's is_third_party, also true for a function of ``package``."""
+    def is_third_party_or_in_package(func_obj):
+        module = getattr(func_obj, "__module__", None) or ""
+        return module == package or module.startswith(package + ".") or is_third_party(func_obj)
+    is_third_party_or_in_package.package_kept_out = package
+    return is_third_party_or_in_package
 
 
 # ---- Bytecode capture ----

@@ -32,6 +32,17 @@ PROGRAM = textwrap.dedent("""
         ms.set_seed(0)
         network = amp.auto_mixed_precision(nn.WithLossCell(nn.Dense(4, 3), loss), "O1")
         print(name, float(network(x, y).asnumpy()))
+
+    class CallsTheFunction(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.Dense(4, 3)
+
+        def construct(self, x, y):
+            return ms_bcewl.binary_cross_entropy_with_logits(self.dense(x), y)
+
+    ms.set_seed(0)
+    print("ms_bcewl_function", float(amp.auto_mixed_precision(CallsTheFunction(), "O1")(x, y).asnumpy()))
 """)
 
 
@@ -39,17 +50,19 @@ PROGRAM = textwrap.dedent("""
 def test_o1_networks_of_both_losses_build_in_one_process(tmp_path, package_folder):
     """ms_bcewl installed (under site-packages, which the rewrite treats as a third-party package) or in a source
     checkout on PYTHONPATH (an editable install), and a program run from its own folder, as a user runs one. From a
-    checkout the rewrite copied ms_bcewl's functions into its generated network: NameError: name '_API' is not
-    defined."""
+    checkout the rewrite copied ms_bcewl's functions into its generated network, for the Cell and for a network
+    that calls the function: NameError: name '_API' is not defined."""
     packages = tmp_path / package_folder
     shutil.copytree(os.path.dirname(ms_bcewl.__file__), packages / "ms_bcewl",
                     ignore=shutil.ignore_patterns("__pycache__"))
     workdir = tmp_path / "work"
     workdir.mkdir()
     env = dict(os.environ, PYTHONPATH=str(packages))
-    result = subprocess.run([*R.PYTHON, "-c", PROGRAM], cwd=workdir, env=env, capture_output=True,
+    (workdir / "program.py").write_text(PROGRAM)  # the rewrite reads the source of the Cells it converts
+    result = subprocess.run([*R.PYTHON, "program.py"], cwd=workdir, env=env, capture_output=True,
                             text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stderr[-3000:]
     losses = [line.split() for line in result.stdout.splitlines()]
-    assert [name for name, _ in losses] == ["mindspore", "ms_bcewl", "mindspore"], result.stdout
+    assert [name for name, _ in losses] == ["mindspore", "ms_bcewl", "mindspore", "ms_bcewl_function"], result.stdout
     assert abs(float(losses[0][1]) - float(losses[1][1])) < 1e-3, result.stdout
+    assert abs(float(losses[0][1]) - float(losses[3][1])) < 1e-3, result.stdout
