@@ -1,13 +1,11 @@
 """PyNative's fast path: the loss as a pyboost operator with a C++ autograd Function.
 
-MindSpore's CustomOpBuilder compiles aclnn_adapter/src/mindspore/mindspore_entries.cpp (shipped beside the library
-as ms_bcewl/lib/mindspore_entries.cpp, with the aclnn headers in ms_bcewl/lib/include) against the installed
-MindSpore, once per machine: the module is kept in a cache folder keyed by the source, the headers, MindSpore's and
-Python's versions and the library's folder (``~/.cache/ms_bcewl``, or ``MS_BCEWL_CACHE_DIR``). A build ends by
-recording the module's size and SHA-256 beside it; a module that does not match its record is never loaded but
-built again, and a verified one loads without writing, so a read-only cache serves. A failed build records its
-cause instead. Loading a module removes the module's other builds that nothing has loaded for STALE_AFTER_DAYS.
-
+MindSpore's CustomOpBuilder compiles aclnn_adapter/src/mindspore/mindspore_entries.cpp (shipped as
+ms_bcewl/lib/mindspore_entries.cpp, the aclnn headers in ms_bcewl/lib/include) once per machine into a cache folder
+keyed by the source, the headers, MindSpore's and Python's versions and the library's folder (``~/.cache/ms_bcewl``
+or ``MS_BCEWL_CACHE_DIR``). A build records the module's size and SHA-256 beside it, or the cause of its failure; a
+module that does not match its record is built again, never loaded, and a verified one loads without writing (a
+read-only cache serves). A load removes the module's other builds that nothing has loaded for STALE_AFTER_DAYS.
 Values and gradients are bit for bit those of the primitives: both run the same aclnn API of libms_bcewl.so.
 
 Which path a PyNative call takes, by ``MS_BCEWL_PYNATIVE_PATH`` (unset or empty: ``auto``):
@@ -85,11 +83,6 @@ def build_folder(root, name=MODULE_NAME, source=SOURCE, include_dir=INCLUDE_DIR)
     return root / f"{name}-{build_key(source, include_dir)}"
 
 
-# ----------------------------------------------------------------------------------------------------------------
-# One build folder: verify, build, load
-# ----------------------------------------------------------------------------------------------------------------
-
-
 def module_file(folder, name=MODULE_NAME):
     return folder / f"{name}.so"
 
@@ -136,23 +129,16 @@ def build(source=SOURCE, include_dir=INCLUDE_DIR, root=None, name=MODULE_NAME, p
     if found is None:
         folder.mkdir(parents=True, exist_ok=True)
         with open(folder / ".lock", "a", encoding="utf-8") as lock:
-            waited = _lock_exclusively(lock, lambda: progress(f"waiting for another process building in {folder}"))
-            if waited and recorded_failure(folder):
-                raise RuntimeError(recorded_failure(folder))
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                progress(f"waiting for another process building in {folder}")
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if recorded_failure(folder):
+                    raise RuntimeError(recorded_failure(folder)) from None
             found = verified_module(folder, name) or rebuild(source, include_dir, folder, name, progress)
     progress(f"verified module {found}")
     return found
-
-
-def _lock_exclusively(lock, before_waiting):
-    """Locks the open file `lock`; whether another process held it first."""
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return False
-    except BlockingIOError:
-        before_waiting()
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return True
 
 
 def rebuild(source, include_dir, folder, name, progress):
@@ -237,10 +223,6 @@ def remove_stale_builds(root, name, keep, now=None):
             continue
 
 
-# ----------------------------------------------------------------------------------------------------------------
-# Failures, in one line
-# ----------------------------------------------------------------------------------------------------------------
-
 # Lines of a compiler's or a shell's output that name what went wrong.
 _CAUSE = re.compile(r"(error|not found|no such file|cannot|fatal|permission denied)", re.IGNORECASE)
 
@@ -289,23 +271,15 @@ def prepare_module(folder, wait_for_compile):
     return use_module(path or build(root=folder.parent)).binary_cross_entropy_with_logits
 
 
-# ----------------------------------------------------------------------------------------------------------------
-# The choice, call by call
-# ----------------------------------------------------------------------------------------------------------------
-
-
 class PyboostPath:
-    """Hands PyNative calls the pyboost loss where the setting and the runtime choose it (``loss()``). The module
-    is prepared (``prepare(folder, wait_for_compile)``) at most once per process: at the first call that would
-    take it."""
+    """Hands PyNative calls the pyboost loss where the setting and the runtime choose it (``loss()``), preparing the
+    module (``prepare(folder, wait_for_compile)``) at most once per process, at the first call that would take it."""
 
     def __init__(self, choice, prepare=prepare_module, locate=default_folder):
         self.choice = "aot" if ascend_kernels.runs_on_ascend() else choice
         self._prepare, self._locate = prepare, locate
-        self._loss = None
-        self._failure = None
-        self._prepared = False
-        self._blocking = False
+        self._loss = self._failure = None
+        self._prepared = self._blocking = False
 
     def loss(self):
         """loss(input, target, weight, pos_weight, reduction code) for this call, or None: use the primitives."""
@@ -329,9 +303,8 @@ class PyboostPath:
         return self._blocking
 
     def wait(self, explicit=False):
-        """The pyboost loss, compiled in this process where it is not there yet, or None where it cannot be built or
-        (RuntimeError instead for an explicit MS_BCEWL_PYNATIVE_PATH=pyboost). Tests and benchmarks call it to know
-        which path the calls that follow take."""
+        """The pyboost loss, compiled in this process where needed; None where it cannot be built (RuntimeError for
+        an explicit MS_BCEWL_PYNATIVE_PATH=pyboost). Tests and benchmarks call it to settle the calls that follow."""
         if self._loss is None and self._failure is None:
             self._prepare_once(wait_for_compile=True)
         if self._failure is not None and explicit:
