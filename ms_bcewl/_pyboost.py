@@ -63,9 +63,11 @@ ASYNC_RUNTIME_REFUSED = (
 
 
 def cache_root(environ):
+    """The cache folder the environment names; a relative one from this process's working directory, the one the
+    user meant (the builder process runs elsewhere)."""
     if environ.get(CACHE_VARIABLE):
-        return Path(environ[CACHE_VARIABLE])
-    return Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ms_bcewl"
+        return Path(environ[CACHE_VARIABLE]).absolute()
+    return (Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ms_bcewl").absolute()
 
 
 def build_key(source=SOURCE, include_dir=INCLUDE_DIR):

@@ -363,9 +363,10 @@ def run_next_process_script(environment, cwd):
 
 def test_the_build_a_first_call_starts_serves_the_next_process(tmp_path):
     """auto in an empty cache: the first process keeps the primitives and leaves a builder behind; once it is done,
-    the next process takes the pyboost path from its first call."""
+    the next process takes the pyboost path from its first call. The cache is named relative to the processes'
+    working directory: the builder, which runs in the package's folder, built into the package's folder instead."""
     environment = {key: value for key, value in os.environ.items() if key != pyboost_path.PATH_VARIABLE}
-    environment.update(MS_BCEWL_CACHE_DIR=str(tmp_path / "cache"))
+    environment.update(MS_BCEWL_CACHE_DIR="cache")
     assert not run_next_process_script(environment, tmp_path)
     folder = pyboost_path.build_folder(tmp_path / "cache")
     deadline = time.monotonic() + HANG_GUARD_SECONDS
@@ -373,6 +374,29 @@ def test_the_build_a_first_call_starts_serves_the_next_process(tmp_path):
         time.sleep(1)
     assert cli.module_state(folder) == "verified", pyboost_path.recorded_failure(folder)
     assert run_next_process_script(environment, tmp_path)
+
+
+def builders_started(monkeypatch):
+    """The (arguments, keywords) of each process _pyboost.py starts from now on, none of which runs."""
+    started = []
+    monkeypatch.setattr(pyboost_path.subprocess, "Popen", lambda *args, **kwargs: started.append((args, kwargs)))
+    return started
+
+
+@pytest.mark.parametrize("variable, root", [("MS_BCEWL_CACHE_DIR", "rel/cache"),
+                                            ("XDG_CACHE_HOME", "rel/cache/ms_bcewl")])
+def test_a_relative_cache_folder_is_the_users_for_the_builder_too(tmp_path, monkeypatch, variable, root):
+    """The builder runs in the package's folder: handed a relative cache folder, it built where no user process
+    looks. The folder is taken from the working directory of the process that starts the builder."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MS_BCEWL_CACHE_DIR", raising=False)
+    monkeypatch.setenv(variable, "rel/cache")
+    monkeypatch.setattr(pyboost_path, "launch_blocking", lambda: True)
+    started = builders_started(monkeypatch)
+    assert PyboostPath("auto").loss() is None
+    (_, keywords), = started
+    assert keywords["env"]["MS_BCEWL_CACHE_DIR"] == str(tmp_path / root)
+    assert pyboost_path.default_folder().parent == tmp_path / root
 
 
 def test_auto_warns_once_with_the_cause_first_in_one_line_and_keeps_the_primitives(monkeypatch):
