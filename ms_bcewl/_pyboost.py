@@ -241,13 +241,20 @@ def failure_cause(error):
 def start_builder(folder):
     """Starts `ms-bcewl build --background` of this very package, for the processes that come after this one
     (where another build holds the folder, it waits and finds the module built); RuntimeError with the cause where
-    the last build failed or there is no compiler (MindSpore's builder runs $CXX, else g++)."""
+    the last build failed or there is no compiler (MindSpore's builder runs $CXX, else g++), OSError where the
+    cache cannot be written."""
     failure = recorded_failure(folder)
     if failure:
         raise RuntimeError(failure)
     compiler = os.environ.get("CXX") or "g++"
     if shutil.which(compiler) is None:
         raise RuntimeError(f"no C++ compiler: {compiler} not found")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / ".lock").touch()
+    except OSError as error:
+        raise OSError(f"cannot write to the cache {folder.parent} ({error.strerror}; {CACHE_VARIABLE} names "
+                      "another)") from error
     environment = dict(os.environ, **{CACHE_VARIABLE: str(folder.parent), PATH_VARIABLE: "aot"})
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))
     _BUILDERS.append(subprocess.Popen(  # pylint: disable=consider-using-with

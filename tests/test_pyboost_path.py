@@ -399,6 +399,27 @@ def test_a_relative_cache_folder_is_the_users_for_the_builder_too(tmp_path, monk
     assert pyboost_path.default_folder().parent == tmp_path / root
 
 
+def test_an_unwritable_cache_warns_once_and_starts_no_builder(tmp_path, monkeypatch):
+    """A cache that cannot be written (a read-only root file system; here a folder under a regular file, which
+    stops root too) gave no warning, and every process started a builder that failed."""
+    blocker = tmp_path / "a file"
+    blocker.write_text("")
+    monkeypatch.setenv("MS_BCEWL_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.setattr(pyboost_path, "launch_blocking", lambda: True)
+    started = builders_started(monkeypatch)
+    path = PyboostPath("auto")
+    with pytest.warns(RuntimeWarning) as warned:
+        assert path.loss() is None
+    assert len(warned) == 1, [str(warning.message) for warning in warned]
+    assert str(warned[0].message).startswith(
+        f"ms_bcewl: could not build the pyboost module: cannot write to the cache {blocker}/cache (Not a directory; "
+        "MS_BCEWL_CACHE_DIR names another)")
+    assert started == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert path.loss() is None
+
+
 def test_auto_warns_once_with_the_cause_first_in_one_line_and_keeps_the_primitives(monkeypatch):
     """Without g++ the warning was 3.7 KB, the cause at character 3,589, and suggested MS_BCEWL_PYNATIVE_PATH=aot."""
     monkeypatch.setattr(pyboost_path, "launch_blocking", lambda: True)
