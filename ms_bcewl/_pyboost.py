@@ -129,6 +129,8 @@ def build(source=SOURCE, include_dir=INCLUDE_DIR, root=None, name=MODULE_NAME, p
     folder = build_folder(root or cache_root(os.environ), name, source, include_dir)
     found = verified_module(folder, name)  # a read-only cache ends here
     if found is None:
+        if missing := missing_compiler(os.environ):  # not recorded: installing one is all it takes
+            raise RuntimeError(missing)
         folder.mkdir(parents=True, exist_ok=True)
         with open(folder / ".lock", "a", encoding="utf-8") as lock:
             try:
@@ -188,6 +190,14 @@ def linker_flags(library_dir):
     return " ".join(shlex.quote(flag) for flag in flags).replace("$", "$$")
 
 
+def missing_compiler(environ):
+    """Why no module can be compiled here, or None: MindSpore's builder runs $CXX, else g++."""
+    compiler = environ.get("CXX") or "g++"
+    if shutil.which(compiler.split()[0], path=environ.get("PATH")) is None:
+        return f"no C++ compiler found ({compiler} is not on PATH; CXX names another)"
+    return None
+
+
 def build_module(source=SOURCE, include_dir=INCLUDE_DIR, root=None, name=MODULE_NAME):
     """Builds (where needed) and loads module `name`. The benchmarks build their pyboost no-op with it too."""
     return use_module(build(source, include_dir, root, name), name)
@@ -241,14 +251,10 @@ def failure_cause(error):
 def start_builder(folder):
     """Starts `ms-bcewl build --background` of this very package, for the processes that come after this one
     (where another build holds the folder, it waits and finds the module built); RuntimeError with the cause where
-    the last build failed or there is no compiler (MindSpore's builder runs $CXX, else g++), OSError where the
-    cache cannot be written."""
-    failure = recorded_failure(folder)
+    the last build failed or there is no compiler, OSError where the cache cannot be written."""
+    failure = recorded_failure(folder) or missing_compiler(os.environ)
     if failure:
         raise RuntimeError(failure)
-    compiler = os.environ.get("CXX") or "g++"
-    if shutil.which(compiler) is None:
-        raise RuntimeError(f"no C++ compiler: {compiler} not found")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / ".lock").touch()

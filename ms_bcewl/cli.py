@@ -197,10 +197,12 @@ def pynative_path(choice, environ):
     except OSError as error:  # the shipped source or headers are gone: a library folder not made by pip install
         return (f"{choice}: ops.Custom primitives only: cannot read {error.filename} ({error.strerror}); "
                 f"pip install the package again ({variable})")
+    missing_compiler = pyboost_path.missing_compiler(environ)
     built = {"verified": f"module built in {folder}", "building": f"module being built in {folder}",
              "damaged": f"module in {folder} damaged or unfinished (the next build replaces it)",
              "failed": f"module not built: {pyboost_path.recorded_failure(folder)} ('ms-bcewl build' tries again)",
-             "absent": "module not built yet ('ms-bcewl build' builds it)"}[module_state(folder)]
+             "absent": f"module not built: {missing_compiler}" if missing_compiler else
+                       "module not built yet ('ms-bcewl build' builds it)"}[module_state(folder)]
     meaning = {"auto": "pyboost under launch_blocking(), ops.Custom primitives otherwise",
                "pyboost": "pyboost under launch_blocking(), an error otherwise", "aot": "ops.Custom primitives"}[choice]
     return f"{choice}: {meaning}; {built} ({variable})"

@@ -420,6 +420,14 @@ def test_an_unwritable_cache_warns_once_and_starts_no_builder(tmp_path, monkeypa
         assert path.loss() is None
 
 
+def test_info_names_a_missing_compiler(tmp_path):
+    """Without a compiler (a wheel's install) info said 'module not built yet' as if 'ms-bcewl build' could."""
+    environment = {"MS_BCEWL_CACHE_DIR": str(tmp_path), "CXX": str(tmp_path / "no-such-g++")}
+    assert cli.pynative_path("auto", environment).endswith(
+        f"module not built: no C++ compiler found ({tmp_path}/no-such-g++ is not on PATH; CXX names another) "
+        "(MS_BCEWL_PYNATIVE_PATH)")
+
+
 def test_auto_warns_once_with_the_cause_first_in_one_line_and_keeps_the_primitives(monkeypatch):
     """Without g++ the warning was 3.7 KB, the cause at character 3,589, and suggested MS_BCEWL_PYNATIVE_PATH=aot."""
     monkeypatch.setattr(pyboost_path, "launch_blocking", lambda: True)
