@@ -171,9 +171,15 @@ def _write_atomically(path, text):
 
 
 def compile_into(source, include_dir, folder, name, progress):
-    """MindSpore's CustomOpBuilder run on `folder`."""
-    builder = ops.CustomOpBuilder(name, str(source), backend="CPU", include_paths=[str(include_dir)],
-                                  ldflags=linker_flags(LIBRARY_DIR), build_dir=str(folder))
+    """MindSpore's CustomOpBuilder run on a copy of `source` in `folder`. The builder writes the copy's path into
+    build.ninja escaping spaces only, and the flags as they are: $ in the package's path is escaped here."""
+    if re.search(r"[$:]", str(folder)):
+        raise RuntimeError(f"cannot build in {folder}: MindSpore's builder cannot name a path holding '$' or ':' "
+                           f"(set {CACHE_VARIABLE} to another folder)")
+    shutil.copyfile(source, folder / source.name)
+    builder = ops.CustomOpBuilder(name, str(folder / source.name), backend="CPU", build_dir=str(folder),
+                                  include_paths=[str(include_dir).replace("$", "$$")],
+                                  ldflags=linker_flags(LIBRARY_DIR))
     progress(f"compiling {source} into {folder} (about a minute)")
     started = time.monotonic()
     try:

@@ -9,6 +9,7 @@ process of its own.
 import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import textwrap
@@ -522,15 +523,25 @@ def test_only_a_module_matching_its_record_is_verified(tmp_path):
     assert pyboost_path.verified_module(tmp_path) is None
 
 
-def test_a_package_under_a_path_with_spaces_builds_its_module(tmp_path, monkeypatch):
+def test_a_package_under_a_path_with_spaces_and_dollars_builds_its_module(tmp_path, monkeypatch):
     """The linker flags naming the package's library were not quoted: under a folder like '~/My Projects' the
-    module never linked ('ld: cannot find with')."""
-    parent = tmp_path / "My Projects"
+    module never linked ('ld: cannot find with'). The paths of the source and the headers reached MindSpore's
+    build.ninja without ninja's escape of '$': under 'env$ollar dir' the source was 'missing'."""
+    parent = tmp_path / "env$ollar dir"
     shutil.copytree(Path(ms_bcewl.__file__).parent, parent / "ms_bcewl", ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setenv("PYTHONPATH", str(parent))
     output = pyboost_loss_in_a_process(tmp_path / "cache", tmp_path)
     assert str(parent / "ms_bcewl") in output, f"the copy was not the package imported: {output}"
     assert len(list((tmp_path / "cache").glob("*/ms_bcewl_pyboost.so"))) == 1
+
+
+def test_a_cache_folder_ninja_cannot_name_is_refused_before_the_build(tmp_path):
+    """MindSpore's builder writes the compiled source's path into build.ninja unescaped but for spaces."""
+    for name in ("cache$1", "c:d"):
+        with pytest.raises(RuntimeError, match=rf"cannot build in {re.escape(str(tmp_path / name))}: "
+                                               r"MindSpore's builder"):
+            pyboost_path.compile_into(pyboost_path.SOURCE, pyboost_path.INCLUDE_DIR, tmp_path / name, "module",
+                                      lambda text: None)
 
 
 def test_a_failed_build_reports_its_own_error_and_drops_its_objects(tmp_path, monkeypatch):
