@@ -209,16 +209,21 @@ def build_module(source=SOURCE, include_dir=INCLUDE_DIR, root=None, name=MODULE_
     return use_module(build(source, include_dir, root, name), name)
 
 
+def load(path, name=MODULE_NAME):
+    """The module at `path`, loaded; ImportError where it does not load."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def use_module(path, name=MODULE_NAME):
     """Loads the verified module at `path`, marking its build used, then removes the module's stale builds."""
     try:
         os.utime(path.parent / ".lock")  # for remove_stale_builds
     except OSError:
         pass  # a read-only cache
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    sys.modules[name] = module
+    module = sys.modules[name] = load(path, name)
     remove_stale_builds(path.parent.parent, name, path.parent)
     return module
 

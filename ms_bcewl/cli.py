@@ -5,8 +5,9 @@
     ms-bcewl check    self-test against a float64 NumPy reference; exit code 0 when every case passes, else 1
     ms-bcewl bench    benchmarks/bench_bce_with_logits.py --quick when the source tree is here, else a short
                       timing of ms_bcewl against mindspore.ops.binary_cross_entropy_with_logits
-    ms-bcewl build    compiles the PyNative pyboost module into its cache now (steps on stderr, the module's path
-                      on stdout; exit code 0 or 1), so that no later call runs without it
+    ms-bcewl build    compiles the PyNative pyboost module into its cache now, again where the cached one does not
+                      load (steps on stderr, the module's path on stdout; exit code 0 or 1), so that no later call
+                      runs without it
 """
 import argparse
 import contextlib
@@ -199,6 +200,7 @@ def pynative_path(choice, environ):
                 f"pip install the package again ({variable})")
     missing_compiler = pyboost_path.missing_compiler(environ)
     built = {"verified": f"module built in {folder}", "building": f"module being built in {folder}",
+             "unloadable": f"module in {folder} does not load ('ms-bcewl build' builds it again)",
              "damaged": f"module in {folder} damaged or unfinished (the next build replaces it)",
              "failed": f"module not built: {pyboost_path.recorded_failure(folder)} ('ms-bcewl build' tries again)",
              "absent": f"module not built: {missing_compiler}" if missing_compiler else
@@ -209,10 +211,11 @@ def pynative_path(choice, environ):
 
 
 def module_state(folder):
-    """'verified', 'building' (another process holds the folder), 'failed' (the last build's cause is recorded),
-    'damaged' (a module without a matching record) or 'absent'."""
-    if pyboost_path.verified_module(folder):
-        return "verified"
+    """'verified', 'unloadable' (verified, but it does not load), 'building' (another process holds the folder),
+    'failed' (the last build's cause is recorded), 'damaged' (a module without a matching record) or 'absent'."""
+    module = pyboost_path.verified_module(folder)
+    if module:
+        return "verified" if load_failure(module) is None else "unloadable"
     try:
         with open(folder / ".lock", encoding="utf-8") as lock:
             fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
@@ -223,6 +226,15 @@ def module_state(folder):
     if pyboost_path.recorded_failure(folder):
         return "failed"
     return "damaged" if pyboost_path.module_file(folder).exists() else "absent"
+
+
+def load_failure(module):
+    """Why the verified module file `module` does not load, or None."""
+    try:
+        pyboost_path.load(module)
+    except ImportError as error:
+        return pyboost_path.failure_cause(error)
+    return None
 
 
 def info():
@@ -366,6 +378,12 @@ def build(background=False):
 
     try:
         path = pyboost_path.build(progress=progress)
+        failure = load_failure(path)
+        if failure:  # it matches its record, so the build will not replace it unless the record goes
+            progress(f"{path} does not load ({failure}): building it again")
+            pyboost_path.record_file(path.parent).unlink()
+            path = pyboost_path.build(progress=progress)
+            pyboost_path.load(path)
     except (RuntimeError, OSError, ImportError) as error:
         progress(f"{pyboost_path.BUILD_FAILED}{pyboost_path.failure_cause(error)}")
         return 1

@@ -544,6 +544,24 @@ def test_a_cache_folder_ninja_cannot_name_is_refused_before_the_build(tmp_path):
                                       lambda text: None)
 
 
+def test_a_cached_module_that_does_not_load_is_built_again(tmp_path):
+    """A module matching its record that does not load (here: not a shared object at all) made each process warn
+    that 'ms-bcewl build' tries again; build found it verified and compiled nothing, and info said 'module built'."""
+    folder = copy_of_the_built_module(tmp_path)
+    module = pyboost_path.module_file(folder)
+    module.write_bytes(b"not a shared object")
+    pyboost_path.record_file(folder).write_text(pyboost_path.fingerprint(module))
+    assert pyboost_path.verified_module(folder) == module
+    described = cli.pynative_path("auto", {"MS_BCEWL_CACHE_DIR": str(folder.parent)})
+    assert f"module in {folder} does not load ('ms-bcewl build' builds it again)" in described, described
+    done = subprocess.run([*R.PYTHON, "-m", "ms_bcewl", "build"], capture_output=True, text=True, timeout=900,
+                          env=dict(os.environ, MS_BCEWL_CACHE_DIR=str(folder.parent)), cwd=tmp_path, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "does not load" in done.stderr and "compiling" in done.stderr, done.stderr[-3000:]
+    assert pyboost_path.verified_module(folder) == module and module.read_bytes().startswith(b"\x7fELF")
+    assert "module built in" in cli.pynative_path("auto", {"MS_BCEWL_CACHE_DIR": str(folder.parent)})
+
+
 def test_a_failed_build_reports_its_own_error_and_drops_its_objects(tmp_path, monkeypatch):
     """A second try in the same process cannot compile (MindSpore's builder skips a module it has built once) and
     reported only the module missing, hiding the compiler's error."""
