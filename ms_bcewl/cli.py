@@ -48,6 +48,8 @@ CPUINFO_FEATURE_KEYS = ("flags", "Features")
 ARM_VECTOR_FEATURES = ("asimd", "sve", "sve2")
 # What CMake recorded of the library's build (aclnn_adapter/CMakeLists.txt), shipped beside it by setup.py.
 BUILD_RECORD = LIBRARY_DIR / "libms_bcewl.build.json"
+# What the built-in timing holds per element at most: two float32 inputs, a float64 draw and the ops' outputs.
+BENCH_BYTES_PER_ELEMENT = 32
 SOURCE_BENCHMARK = Path(ms_bcewl.__file__).resolve().parent.parent / "benchmarks" / "bench_bce_with_logits.py"
 
 
@@ -405,15 +407,23 @@ def mode_list(text):
     return modes
 
 
-def element_count(text):
-    """'1e5' or '100000' -> 100000."""
+def positive_count(text, parse=int, most=None):
+    """`text` parsed as a count from 1 to `most` (any where None); anything else is an argparse error."""
     try:
-        count = int(float(text))
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from error
-    if count <= 0:
+        count = parse(text)
+    except (ValueError, OverflowError) as error:  # int(float('inf')) overflows
+        raise argparse.ArgumentTypeError(f"not a finite whole number: {text!r}") from error
+    if count < 1:
         raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+    if most is not None and count > most:
+        raise argparse.ArgumentTypeError(f"at most {most:,} (this machine's memory), got {text!r}")
     return count
+
+
+def element_count(text):
+    """'1e5' or '100000' -> 100000, at most what this machine's memory holds for the built-in timing."""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return positive_count(text, lambda text: int(float(text)), memory // BENCH_BYTES_PER_ELEMENT)
 
 
 def parse_args(argv):
@@ -427,7 +437,7 @@ def parse_args(argv):
     bench_parser.add_argument("--out", default="bench_results", help="output folder of the source-tree benchmark")
     bench_parser.add_argument("--builtin", action="store_true", help="the built-in timing even in a source tree")
     bench_parser.add_argument("--size", type=element_count, default=100_000, help="elements for the built-in timing")
-    bench_parser.add_argument("--repeat", type=int, default=15, help="samples for the built-in timing")
+    bench_parser.add_argument("--repeat", type=positive_count, default=15, help="samples for the built-in timing")
     build_parser = commands.add_parser("build", help="compile the PyNative pyboost module now")
     build_parser.add_argument("--background", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args(argv)

@@ -109,6 +109,18 @@ def test_build_without_a_compiler_says_so_and_nothing_else(tmp_path):
     assert not list((tmp_path / "cache").rglob("build_failed.txt")), "a compiler installed later would not be tried"
 
 
+@pytest.mark.parametrize("option, value", [("--size", "inf"), ("--size", "1e30"), ("--size", "nan"),
+                                           ("--repeat", "0"), ("--repeat", "-3"), ("--repeat", "2.5")])
+def test_bench_refuses_sizes_and_repeats_it_cannot_run(option, value, capsys):
+    """--size inf ended in an OverflowError traceback, 1e30 in NumPy's; --repeat 0 printed NaN timings and exit 0."""
+    from ms_bcewl import cli
+
+    with pytest.raises(SystemExit) as exited:
+        cli.parse_args(["bench", "--builtin", option, value])
+    assert exited.value.code == 2
+    assert f"argument {option}: " in capsys.readouterr().err
+
+
 def test_check_passes_every_mode_dtype_and_reduction(tmp_path):
     done = ms_bcewl_command("check", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
