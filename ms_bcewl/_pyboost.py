@@ -1,13 +1,11 @@
 """PyNative's fast path: the loss as a pyboost operator with a C++ autograd Function.
 
-MindSpore's CustomOpBuilder compiles aclnn_adapter/src/mindspore/mindspore_entries.cpp (shipped beside the library
-as ms_bcewl/lib/mindspore_entries.cpp, with the aclnn headers in ms_bcewl/lib/include) against the installed
-MindSpore, once per machine: the module is kept in a cache folder keyed by the source, the headers, MindSpore's and
-Python's versions and the library's folder (``~/.cache/ms_bcewl``, or ``MS_BCEWL_CACHE_DIR``). A build ends by
-recording the module's size and SHA-256 beside it; a module that does not match its record is never loaded but
-built again, and a verified one loads without writing, so a read-only cache serves. A failed build records its
-cause instead. Loading a module removes the module's other builds that nothing has loaded for STALE_AFTER_DAYS.
-
+MindSpore's CustomOpBuilder compiles aclnn_adapter/src/mindspore/mindspore_entries.cpp (shipped as
+ms_bcewl/lib/mindspore_entries.cpp, the aclnn headers in ms_bcewl/lib/include) once per machine into a cache folder
+keyed by the source, the headers, MindSpore's and Python's versions and the library's folder (``~/.cache/ms_bcewl``
+or ``MS_BCEWL_CACHE_DIR``). A build records the module's size and SHA-256 beside it, or the cause of its failure; a
+module that does not match its record is built again, never loaded, and a verified one loads without writing (a
+read-only cache serves). A load removes the module's other builds that nothing has loaded for STALE_AFTER_DAYS.
 Values and gradients are bit for bit those of the primitives: both run the same aclnn API of libms_bcewl.so.
 
 Which path a PyNative call takes, by ``MS_BCEWL_PYNATIVE_PATH`` (unset or empty: ``auto``):
@@ -65,9 +63,11 @@ ASYNC_RUNTIME_REFUSED = (
 
 
 def cache_root(environ):
+    """The cache folder the environment names; a relative one from this process's working directory, the one the
+    user meant (the builder process runs elsewhere)."""
     if environ.get(CACHE_VARIABLE):
-        return Path(environ[CACHE_VARIABLE])
-    return Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ms_bcewl"
+        return Path(environ[CACHE_VARIABLE]).absolute()
+    return (Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ms_bcewl").absolute()
 
 
 def build_key(source=SOURCE, include_dir=INCLUDE_DIR):
@@ -83,11 +83,6 @@ def build_key(source=SOURCE, include_dir=INCLUDE_DIR):
 def build_folder(root, name=MODULE_NAME, source=SOURCE, include_dir=INCLUDE_DIR):
     """Where module `name` built from these files lives under the cache root."""
     return root / f"{name}-{build_key(source, include_dir)}"
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# One build folder: verify, build, load
-# ----------------------------------------------------------------------------------------------------------------
 
 
 def module_file(folder, name=MODULE_NAME):
@@ -134,25 +129,20 @@ def build(source=SOURCE, include_dir=INCLUDE_DIR, root=None, name=MODULE_NAME, p
     folder = build_folder(root or cache_root(os.environ), name, source, include_dir)
     found = verified_module(folder, name)  # a read-only cache ends here
     if found is None:
+        if missing := missing_compiler(os.environ):  # not recorded: installing one is all it takes
+            raise RuntimeError(missing)
         folder.mkdir(parents=True, exist_ok=True)
         with open(folder / ".lock", "a", encoding="utf-8") as lock:
-            waited = _lock_exclusively(lock, lambda: progress(f"waiting for another process building in {folder}"))
-            if waited and recorded_failure(folder):
-                raise RuntimeError(recorded_failure(folder))
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                progress(f"waiting for another process building in {folder}")
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if recorded_failure(folder):
+                    raise RuntimeError(recorded_failure(folder)) from None
             found = verified_module(folder, name) or rebuild(source, include_dir, folder, name, progress)
     progress(f"verified module {found}")
     return found
-
-
-def _lock_exclusively(lock, before_waiting):
-    """Locks the open file `lock`; whether another process held it first."""
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return False
-    except BlockingIOError:
-        before_waiting()
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return True
 
 
 def rebuild(source, include_dir, folder, name, progress):
@@ -181,9 +171,15 @@ def _write_atomically(path, text):
 
 
 def compile_into(source, include_dir, folder, name, progress):
-    """MindSpore's CustomOpBuilder run on `folder`."""
-    builder = ops.CustomOpBuilder(name, str(source), backend="CPU", include_paths=[str(include_dir)],
-                                  ldflags=linker_flags(LIBRARY_DIR), build_dir=str(folder))
+    """MindSpore's CustomOpBuilder run on a copy of `source` in `folder`. The builder writes the copy's path into
+    build.ninja escaping spaces only, and the flags as they are: $ in the package's path is escaped here."""
+    if re.search(r"[$:]", str(folder)):
+        raise RuntimeError(f"cannot build in {folder}: MindSpore's builder cannot name a path holding '$' or ':' "
+                           f"(set {CACHE_VARIABLE} to another folder)")
+    shutil.copyfile(source, folder / source.name)
+    builder = ops.CustomOpBuilder(name, str(folder / source.name), backend="CPU", build_dir=str(folder),
+                                  include_paths=[str(include_dir).replace("$", "$$")],
+                                  ldflags=linker_flags(LIBRARY_DIR))
     progress(f"compiling {source} into {folder} (about a minute)")
     started = time.monotonic()
     try:
@@ -200,9 +196,25 @@ def linker_flags(library_dir):
     return " ".join(shlex.quote(flag) for flag in flags).replace("$", "$$")
 
 
+def missing_compiler(environ):
+    """Why no module can be compiled here, or None: MindSpore's builder runs $CXX, else g++."""
+    compiler = environ.get("CXX") or "g++"
+    if shutil.which(compiler.split()[0], path=environ.get("PATH")) is None:
+        return f"no C++ compiler found ({compiler} is not on PATH; CXX names another)"
+    return None
+
+
 def build_module(source=SOURCE, include_dir=INCLUDE_DIR, root=None, name=MODULE_NAME):
     """Builds (where needed) and loads module `name`. The benchmarks build their pyboost no-op with it too."""
     return use_module(build(source, include_dir, root, name), name)
+
+
+def load(path, name=MODULE_NAME):
+    """The module at `path`, loaded; ImportError where it does not load."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def use_module(path, name=MODULE_NAME):
@@ -211,10 +223,7 @@ def use_module(path, name=MODULE_NAME):
         os.utime(path.parent / ".lock")  # for remove_stale_builds
     except OSError:
         pass  # a read-only cache
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    sys.modules[name] = module
+    module = sys.modules[name] = load(path, name)
     remove_stale_builds(path.parent.parent, name, path.parent)
     return module
 
@@ -237,10 +246,6 @@ def remove_stale_builds(root, name, keep, now=None):
             continue
 
 
-# ----------------------------------------------------------------------------------------------------------------
-# Failures, in one line
-# ----------------------------------------------------------------------------------------------------------------
-
 # Lines of a compiler's or a shell's output that name what went wrong.
 _CAUSE = re.compile(r"(error|not found|no such file|cannot|fatal|permission denied)", re.IGNORECASE)
 
@@ -257,13 +262,16 @@ def failure_cause(error):
 def start_builder(folder):
     """Starts `ms-bcewl build --background` of this very package, for the processes that come after this one
     (where another build holds the folder, it waits and finds the module built); RuntimeError with the cause where
-    the last build failed or there is no compiler (MindSpore's builder runs $CXX, else g++)."""
-    failure = recorded_failure(folder)
+    the last build failed or there is no compiler, OSError where the cache cannot be written."""
+    failure = recorded_failure(folder) or missing_compiler(os.environ)
     if failure:
         raise RuntimeError(failure)
-    compiler = os.environ.get("CXX") or "g++"
-    if shutil.which(compiler) is None:
-        raise RuntimeError(f"no C++ compiler: {compiler} not found")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / ".lock").touch()
+    except OSError as error:
+        raise OSError(f"cannot write to the cache {folder.parent} ({error.strerror}; {CACHE_VARIABLE} names "
+                      "another)") from error
     environment = dict(os.environ, **{CACHE_VARIABLE: str(folder.parent), PATH_VARIABLE: "aot"})
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))
     _BUILDERS.append(subprocess.Popen(  # pylint: disable=consider-using-with
@@ -289,23 +297,15 @@ def prepare_module(folder, wait_for_compile):
     return use_module(path or build(root=folder.parent)).binary_cross_entropy_with_logits
 
 
-# ----------------------------------------------------------------------------------------------------------------
-# The choice, call by call
-# ----------------------------------------------------------------------------------------------------------------
-
-
 class PyboostPath:
-    """Hands PyNative calls the pyboost loss where the setting and the runtime choose it (``loss()``). The module
-    is prepared (``prepare(folder, wait_for_compile)``) at most once per process: at the first call that would
-    take it."""
+    """Hands PyNative calls the pyboost loss where the setting and the runtime choose it (``loss()``), preparing the
+    module (``prepare(folder, wait_for_compile)``) at most once per process, at the first call that would take it."""
 
     def __init__(self, choice, prepare=prepare_module, locate=default_folder):
         self.choice = "aot" if ascend_kernels.runs_on_ascend() else choice
         self._prepare, self._locate = prepare, locate
-        self._loss = None
-        self._failure = None
-        self._prepared = False
-        self._blocking = False
+        self._loss = self._failure = None
+        self._prepared = self._blocking = False
 
     def loss(self):
         """loss(input, target, weight, pos_weight, reduction code) for this call, or None: use the primitives."""
@@ -329,9 +329,8 @@ class PyboostPath:
         return self._blocking
 
     def wait(self, explicit=False):
-        """The pyboost loss, compiled in this process where it is not there yet, or None where it cannot be built or
-        (RuntimeError instead for an explicit MS_BCEWL_PYNATIVE_PATH=pyboost). Tests and benchmarks call it to know
-        which path the calls that follow take."""
+        """The pyboost loss, compiled in this process where needed; None where it cannot be built (RuntimeError for
+        an explicit MS_BCEWL_PYNATIVE_PATH=pyboost). Tests and benchmarks call it to settle the calls that follow."""
         if self._loss is None and self._failure is None:
             self._prepare_once(wait_for_compile=True)
         if self._failure is not None and explicit:

@@ -5,8 +5,9 @@
     ms-bcewl check    self-test against a float64 NumPy reference; exit code 0 when every case passes, else 1
     ms-bcewl bench    benchmarks/bench_bce_with_logits.py --quick when the source tree is here, else a short
                       timing of ms_bcewl against mindspore.ops.binary_cross_entropy_with_logits
-    ms-bcewl build    compiles the PyNative pyboost module into its cache now (steps on stderr, the module's path
-                      on stdout; exit code 0 or 1), so that no later call runs without it
+    ms-bcewl build    compiles the PyNative pyboost module into its cache now, again where the cached one does not
+                      load (steps on stderr, the module's path on stdout; exit code 0 or 1), so that no later call
+                      runs without it
 """
 import argparse
 import contextlib
@@ -47,6 +48,8 @@ CPUINFO_FEATURE_KEYS = ("flags", "Features")
 ARM_VECTOR_FEATURES = ("asimd", "sve", "sve2")
 # What CMake recorded of the library's build (aclnn_adapter/CMakeLists.txt), shipped beside it by setup.py.
 BUILD_RECORD = LIBRARY_DIR / "libms_bcewl.build.json"
+# What the built-in timing holds per element at most: two float32 inputs, a float64 draw and the ops' outputs.
+BENCH_BYTES_PER_ELEMENT = 32
 SOURCE_BENCHMARK = Path(ms_bcewl.__file__).resolve().parent.parent / "benchmarks" / "bench_bce_with_logits.py"
 
 
@@ -197,20 +200,24 @@ def pynative_path(choice, environ):
     except OSError as error:  # the shipped source or headers are gone: a library folder not made by pip install
         return (f"{choice}: ops.Custom primitives only: cannot read {error.filename} ({error.strerror}); "
                 f"pip install the package again ({variable})")
+    missing_compiler = pyboost_path.missing_compiler(environ)
     built = {"verified": f"module built in {folder}", "building": f"module being built in {folder}",
+             "unloadable": f"module in {folder} does not load ('ms-bcewl build' builds it again)",
              "damaged": f"module in {folder} damaged or unfinished (the next build replaces it)",
              "failed": f"module not built: {pyboost_path.recorded_failure(folder)} ('ms-bcewl build' tries again)",
-             "absent": "module not built yet ('ms-bcewl build' builds it)"}[module_state(folder)]
+             "absent": f"module not built: {missing_compiler}" if missing_compiler else
+                       "module not built yet ('ms-bcewl build' builds it)"}[module_state(folder)]
     meaning = {"auto": "pyboost under launch_blocking(), ops.Custom primitives otherwise",
                "pyboost": "pyboost under launch_blocking(), an error otherwise", "aot": "ops.Custom primitives"}[choice]
     return f"{choice}: {meaning}; {built} ({variable})"
 
 
 def module_state(folder):
-    """'verified', 'building' (another process holds the folder), 'failed' (the last build's cause is recorded),
-    'damaged' (a module without a matching record) or 'absent'."""
-    if pyboost_path.verified_module(folder):
-        return "verified"
+    """'verified', 'unloadable' (verified, but it does not load), 'building' (another process holds the folder),
+    'failed' (the last build's cause is recorded), 'damaged' (a module without a matching record) or 'absent'."""
+    module = pyboost_path.verified_module(folder)
+    if module:
+        return "verified" if load_failure(module) is None else "unloadable"
     try:
         with open(folder / ".lock", encoding="utf-8") as lock:
             fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
@@ -221,6 +228,15 @@ def module_state(folder):
     if pyboost_path.recorded_failure(folder):
         return "failed"
     return "damaged" if pyboost_path.module_file(folder).exists() else "absent"
+
+
+def load_failure(module):
+    """Why the verified module file `module` does not load, or None."""
+    try:
+        pyboost_path.load(module)
+    except ImportError as error:
+        return pyboost_path.failure_cause(error)
+    return None
 
 
 def info():
@@ -364,6 +380,12 @@ def build(background=False):
 
     try:
         path = pyboost_path.build(progress=progress)
+        failure = load_failure(path)
+        if failure:  # it matches its record, so the build will not replace it unless the record goes
+            progress(f"{path} does not load ({failure}): building it again")
+            pyboost_path.record_file(path.parent).unlink()
+            path = pyboost_path.build(progress=progress)
+            pyboost_path.load(path)
     except (RuntimeError, OSError, ImportError) as error:
         progress(f"{pyboost_path.BUILD_FAILED}{pyboost_path.failure_cause(error)}")
         return 1
@@ -385,15 +407,23 @@ def mode_list(text):
     return modes
 
 
-def element_count(text):
-    """'1e5' or '100000' -> 100000."""
+def positive_count(text, parse=int, most=None):
+    """`text` parsed as a count from 1 to `most` (any where None); anything else is an argparse error."""
     try:
-        count = int(float(text))
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from error
-    if count <= 0:
+        count = parse(text)
+    except (ValueError, OverflowError) as error:  # int(float('inf')) overflows
+        raise argparse.ArgumentTypeError(f"not a finite whole number: {text!r}") from error
+    if count < 1:
         raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+    if most is not None and count > most:
+        raise argparse.ArgumentTypeError(f"at most {most:,} (this machine's memory), got {text!r}")
     return count
+
+
+def element_count(text):
+    """'1e5' or '100000' -> 100000, at most what this machine's memory holds for the built-in timing."""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return positive_count(text, lambda text: int(float(text)), memory // BENCH_BYTES_PER_ELEMENT)
 
 
 def parse_args(argv):
@@ -407,7 +437,7 @@ def parse_args(argv):
     bench_parser.add_argument("--out", default="bench_results", help="output folder of the source-tree benchmark")
     bench_parser.add_argument("--builtin", action="store_true", help="the built-in timing even in a source tree")
     bench_parser.add_argument("--size", type=element_count, default=100_000, help="elements for the built-in timing")
-    bench_parser.add_argument("--repeat", type=int, default=15, help="samples for the built-in timing")
+    bench_parser.add_argument("--repeat", type=positive_count, default=15, help="samples for the built-in timing")
     build_parser = commands.add_parser("build", help="compile the PyNative pyboost module now")
     build_parser.add_argument("--background", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args(argv)

@@ -9,6 +9,7 @@ process of its own.
 import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import textwrap
@@ -363,9 +364,10 @@ def run_next_process_script(environment, cwd):
 
 def test_the_build_a_first_call_starts_serves_the_next_process(tmp_path):
     """auto in an empty cache: the first process keeps the primitives and leaves a builder behind; once it is done,
-    the next process takes the pyboost path from its first call."""
+    the next process takes the pyboost path from its first call. The cache is named relative to the processes'
+    working directory: the builder, which runs in the package's folder, built into the package's folder instead."""
     environment = {key: value for key, value in os.environ.items() if key != pyboost_path.PATH_VARIABLE}
-    environment.update(MS_BCEWL_CACHE_DIR=str(tmp_path / "cache"))
+    environment.update(MS_BCEWL_CACHE_DIR="cache")
     assert not run_next_process_script(environment, tmp_path)
     folder = pyboost_path.build_folder(tmp_path / "cache")
     deadline = time.monotonic() + HANG_GUARD_SECONDS
@@ -373,6 +375,58 @@ def test_the_build_a_first_call_starts_serves_the_next_process(tmp_path):
         time.sleep(1)
     assert cli.module_state(folder) == "verified", pyboost_path.recorded_failure(folder)
     assert run_next_process_script(environment, tmp_path)
+
+
+def builders_started(monkeypatch):
+    """The (arguments, keywords) of each process _pyboost.py starts from now on, none of which runs."""
+    started = []
+    monkeypatch.setattr(pyboost_path.subprocess, "Popen", lambda *args, **kwargs: started.append((args, kwargs)))
+    return started
+
+
+@pytest.mark.parametrize("variable, root", [("MS_BCEWL_CACHE_DIR", "rel/cache"),
+                                            ("XDG_CACHE_HOME", "rel/cache/ms_bcewl")])
+def test_a_relative_cache_folder_is_the_users_for_the_builder_too(tmp_path, monkeypatch, variable, root):
+    """The builder runs in the package's folder: handed a relative cache folder, it built where no user process
+    looks. The folder is taken from the working directory of the process that starts the builder."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MS_BCEWL_CACHE_DIR", raising=False)
+    monkeypatch.setenv(variable, "rel/cache")
+    monkeypatch.setattr(pyboost_path, "launch_blocking", lambda: True)
+    started = builders_started(monkeypatch)
+    assert PyboostPath("auto").loss() is None
+    (_, keywords), = started
+    assert keywords["env"]["MS_BCEWL_CACHE_DIR"] == str(tmp_path / root)
+    assert pyboost_path.default_folder().parent == tmp_path / root
+
+
+def test_an_unwritable_cache_warns_once_and_starts_no_builder(tmp_path, monkeypatch):
+    """A cache that cannot be written (a read-only root file system; here a folder under a regular file, which
+    stops root too) gave no warning, and every process started a builder that failed."""
+    blocker = tmp_path / "a file"
+    blocker.write_text("")
+    monkeypatch.setenv("MS_BCEWL_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.setattr(pyboost_path, "launch_blocking", lambda: True)
+    started = builders_started(monkeypatch)
+    path = PyboostPath("auto")
+    with pytest.warns(RuntimeWarning) as warned:
+        assert path.loss() is None
+    assert len(warned) == 1, [str(warning.message) for warning in warned]
+    assert str(warned[0].message).startswith(
+        f"ms_bcewl: could not build the pyboost module: cannot write to the cache {blocker}/cache (Not a directory; "
+        "MS_BCEWL_CACHE_DIR names another)")
+    assert started == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert path.loss() is None
+
+
+def test_info_names_a_missing_compiler(tmp_path):
+    """Without a compiler (a wheel's install) info said 'module not built yet' as if 'ms-bcewl build' could."""
+    environment = {"MS_BCEWL_CACHE_DIR": str(tmp_path), "CXX": str(tmp_path / "no-such-g++")}
+    assert cli.pynative_path("auto", environment).endswith(
+        f"module not built: no C++ compiler found ({tmp_path}/no-such-g++ is not on PATH; CXX names another) "
+        "(MS_BCEWL_PYNATIVE_PATH)")
 
 
 def test_auto_warns_once_with_the_cause_first_in_one_line_and_keeps_the_primitives(monkeypatch):
@@ -469,15 +523,43 @@ def test_only_a_module_matching_its_record_is_verified(tmp_path):
     assert pyboost_path.verified_module(tmp_path) is None
 
 
-def test_a_package_under_a_path_with_spaces_builds_its_module(tmp_path, monkeypatch):
+def test_a_package_under_a_path_with_spaces_and_dollars_builds_its_module(tmp_path, monkeypatch):
     """The linker flags naming the package's library were not quoted: under a folder like '~/My Projects' the
-    module never linked ('ld: cannot find with')."""
-    parent = tmp_path / "My Projects"
+    module never linked ('ld: cannot find with'). The paths of the source and the headers reached MindSpore's
+    build.ninja without ninja's escape of '$': under 'env$ollar dir' the source was 'missing'."""
+    parent = tmp_path / "env$ollar dir"
     shutil.copytree(Path(ms_bcewl.__file__).parent, parent / "ms_bcewl", ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setenv("PYTHONPATH", str(parent))
     output = pyboost_loss_in_a_process(tmp_path / "cache", tmp_path)
     assert str(parent / "ms_bcewl") in output, f"the copy was not the package imported: {output}"
     assert len(list((tmp_path / "cache").glob("*/ms_bcewl_pyboost.so"))) == 1
+
+
+def test_a_cache_folder_ninja_cannot_name_is_refused_before_the_build(tmp_path):
+    """MindSpore's builder writes the compiled source's path into build.ninja unescaped but for spaces."""
+    for name in ("cache$1", "c:d"):
+        with pytest.raises(RuntimeError, match=rf"cannot build in {re.escape(str(tmp_path / name))}: "
+                                               r"MindSpore's builder"):
+            pyboost_path.compile_into(pyboost_path.SOURCE, pyboost_path.INCLUDE_DIR, tmp_path / name, "module",
+                                      lambda text: None)
+
+
+def test_a_cached_module_that_does_not_load_is_built_again(tmp_path):
+    """A module matching its record that does not load (here: not a shared object at all) made each process warn
+    that 'ms-bcewl build' tries again; build found it verified and compiled nothing, and info said 'module built'."""
+    folder = copy_of_the_built_module(tmp_path)
+    module = pyboost_path.module_file(folder)
+    module.write_bytes(b"not a shared object")
+    pyboost_path.record_file(folder).write_text(pyboost_path.fingerprint(module))
+    assert pyboost_path.verified_module(folder) == module
+    described = cli.pynative_path("auto", {"MS_BCEWL_CACHE_DIR": str(folder.parent)})
+    assert f"module in {folder} does not load ('ms-bcewl build' builds it again)" in described, described
+    done = subprocess.run([*R.PYTHON, "-m", "ms_bcewl", "build"], capture_output=True, text=True, timeout=900,
+                          env=dict(os.environ, MS_BCEWL_CACHE_DIR=str(folder.parent)), cwd=tmp_path, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "does not load" in done.stderr and "compiling" in done.stderr, done.stderr[-3000:]
+    assert pyboost_path.verified_module(folder) == module and module.read_bytes().startswith(b"\x7fELF")
+    assert "module built in" in cli.pynative_path("auto", {"MS_BCEWL_CACHE_DIR": str(folder.parent)})
 
 
 def test_a_failed_build_reports_its_own_error_and_drops_its_objects(tmp_path, monkeypatch):
