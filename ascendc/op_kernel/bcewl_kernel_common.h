@@ -29,16 +29,6 @@ __aicore__ inline uint32_t AlignUpBytes(uint32_t bytes) {
   return (bytes + kUbBlockBytes - 1) / kUbBlockBytes * kUbBlockBytes;
 }
 
-template <typename TilingData>
-__aicore__ inline void LoadTiling(GM_ADDR tiling, TilingData *data) {
-  static_assert(sizeof(TilingData) % sizeof(uint32_t) == 0, "tiling data is copied word by word");
-  const __gm__ uint32_t *src = reinterpret_cast<const __gm__ uint32_t *>(tiling);
-  uint32_t *dst = reinterpret_cast<uint32_t *>(data);
-  for (uint32_t i = 0; i < sizeof(TilingData) / sizeof(uint32_t); ++i) {
-    dst[i] = src[i];
-  }
-}
-
 __aicore__ inline OperandTiling FullShapeOperand(const TileGeometry &geometry) {
   OperandTiling full{kOperandStream, 0, geometry.totalLength, 1};
   return full;

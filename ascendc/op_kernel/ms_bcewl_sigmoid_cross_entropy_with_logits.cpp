@@ -154,7 +154,8 @@ extern "C" __global__ __aicore__ void ms_bcewl_sigmoid_cross_entropy_with_logits
                                                                                  GM_ADDR loss, GM_ADDR workspace,
                                                                                  GM_ADDR tiling) {
   (void)workspace;  // the tiling asks for none
-  bcewl::ForwardTilingData tilingData;
-  bcewl::LoadTiling(tiling, &tilingData);
+  // The op compiler sizes the launch's tiling by this struct; a static-shape binary carries its bytes itself.
+  REGISTER_TILING_DEFAULT(bcewl::ForwardTilingData);
+  GET_TILING_DATA_WITH_STRUCT(bcewl::ForwardTilingData, tilingData, tiling);
   BCEWL_DISPATCH_BY_TILING_KEY(bcewl::ForwardKernel, tilingData, predict, target, weight, pos_weight, loss)
 }

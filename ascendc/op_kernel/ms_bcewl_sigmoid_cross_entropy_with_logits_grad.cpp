@@ -87,8 +87,9 @@ extern "C" __global__ __aicore__ void ms_bcewl_sigmoid_cross_entropy_with_logits
     GM_ADDR predict, GM_ADDR target, GM_ADDR dout, GM_ADDR scale, GM_ADDR weight, GM_ADDR pos_weight, GM_ADDR gradient,
     GM_ADDR workspace, GM_ADDR tiling) {
   (void)workspace;  // the tiling asks for none
-  bcewl::GradTilingData tilingData;
-  bcewl::LoadTiling(tiling, &tilingData);
+  // The op compiler sizes the launch's tiling by this struct; a static-shape binary carries its bytes itself.
+  REGISTER_TILING_DEFAULT(bcewl::GradTilingData);
+  GET_TILING_DATA_WITH_STRUCT(bcewl::GradTilingData, tilingData, tiling);
   BCEWL_DISPATCH_BY_TILING_KEY(bcewl::GradKernel, tilingData, predict, target, dout, scale, weight, pos_weight,
                                gradient)
 }

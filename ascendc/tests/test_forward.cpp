@@ -181,7 +181,7 @@ TEST_CASE(forward_special_values_match_the_reference_in_every_variant_and_dtype)
 TEST_CASE(forward_unknown_tiling_key_writes_nothing) {
   auto c = MakeForwardCase<float>(64, 1, Absent(), Absent(), 6);
   auto plan = bcewl::PlanForward(c.request);
-  std::vector<uint32_t> tiling = TilingWords(plan.data);
+  std::vector<uint8_t> tiling = TilingBytes(plan.data);
   for (uint32_t key : {3u * bcewl::kTilingKeyDtypeStride, 2u, 12u}) {
     AscendC::SimSetTilingKey(key);
     std::vector<float> loss(64, Sentinel<float>());
@@ -198,7 +198,7 @@ TEST_CASE(forward_tiling_key_alone_selects_the_variant) {
   const uint64_t n = 300;
   auto weighted = MakeForwardCase<float>(n, 1, SameShape(n), Absent(), 7);
   const auto plan = bcewl::PlanForward(weighted.request);
-  std::vector<uint32_t> tiling = TilingWords(plan.data);
+  std::vector<uint8_t> tiling = TilingBytes(plan.data);
   std::vector<float> loss(n, Sentinel<float>());
   AscendC::SimSetTilingKey(plan.tilingKey - bcewl::kTilingKeyWeightFlag);
   AscendC::SimLaunch(&ms_bcewl_sigmoid_cross_entropy_with_logits, plan.blockDim, Gm(weighted.in.x), Gm(weighted.in.y),
@@ -214,7 +214,7 @@ TEST_CASE(forward_tiling_key_alone_selects_the_variant) {
 TEST_CASE(forward_launch_with_more_blocks_than_planned) {
   auto c = MakeForwardCase<half>(5000, 3, Trailing(50), Absent(), 9);
   const auto plan = bcewl::PlanForward(c.request);
-  std::vector<uint32_t> tiling = TilingWords(plan.data);
+  std::vector<uint8_t> tiling = TilingBytes(plan.data);
   std::vector<float> loss(5000, Sentinel<float>());
   AscendC::SimSetTilingKey(plan.tilingKey);
   AscendC::SimLaunch(&ms_bcewl_sigmoid_cross_entropy_with_logits, plan.blockDim + 5, Gm(c.in.x), Gm(c.in.y), Gm(c.in.w),
