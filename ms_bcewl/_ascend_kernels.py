@@ -34,7 +34,9 @@ from mindspore.common import dtype as mstype
 from mindspore.ops import CustomRegOp, DataType
 from mindspore.ops.primitive import constexpr
 
+from ms_bcewl import _primitives as primitives
 from ms_bcewl._library import REDUCTIONS
+
 KERNEL_DTYPES = ("float16", "float32", "bfloat16")
 _DATA_TYPES = {"float16": DataType.F16_Default, "float32": DataType.F32_Default,
                "bfloat16": DataType.BF16_Default}
@@ -112,14 +114,20 @@ def promoted_dtype(*dtypes):
     return dtypes[0] if all(dtype == dtypes[0] for dtype in dtypes) else _FLOAT32
 
 
+def shape_is_known(shape):
+    """Whether a graph knows every dim of `shape` when it compiles: an unknown rank is None, an unknown dim None
+    (or -1)."""
+    return shape is not None and all(dim is not None and dim >= 0 for dim in shape)
+
+
 def kernel_follows_broadcast(shape, input_shape):
     """Whether the kernel's tiling takes an operand of `shape` on `input_shape` as it is.
 
     The rule of bcewl::DescribeBroadcast (ascendc/op_host/bcewl_tiling.cpp): after trailing alignment the dims the
     operand keeps (equal to the input's and > 1) form one block, with broadcast dims only before or after it
-    (dims where the input has size 1 do not count). Anything else, and any unknown dim, is expanded first.
+    (dims where the input has size 1 do not count). Anything else, and any unknown dim or rank, is expanded first.
     """
-    if len(shape) > len(input_shape) or any(dim < 0 for dim in input_shape):
+    if not (shape_is_known(shape) and shape_is_known(input_shape)) or len(shape) > len(input_shape):
         return False
     aligned = (1,) * (len(input_shape) - len(shape)) + tuple(shape)
     kinds = "".join(_dim_kind(dim, full) for dim, full in zip(aligned, input_shape) if full != 1)
@@ -131,13 +139,6 @@ def _dim_kind(dim, full):
     if dim == full:
         return "k"
     return "b" if dim == 1 else "?"
-
-
-def broadcast_axes(shape, input_shape):
-    """Axes of input_shape that an operand of `shape` is broadcast along (to sum a gradient down to it)."""
-    lead = len(input_shape) - len(shape)
-    return tuple(axis for axis, full in enumerate(input_shape)
-                 if axis < lead or (shape[axis - lead] == 1 and full != 1))
 
 
 def runs_on_ascend():
@@ -232,13 +233,11 @@ def _follows_broadcast(shape, input_shape):
 
 
 @constexpr
-def _broadcast_axes(shape, input_shape):
-    return broadcast_axes(shape, input_shape)
-
-
-@constexpr
 def _is_empty(shape):
-    return 0 in shape
+    """Known to be empty when the graph compiles. An empty input of unknown shape goes through the kernels: their
+    tiling plans nothing for it, and CANN's generated aclnn code asks to launch an op with an empty output only when
+    its OpDef sets LaunchWithZeroEleOutputTensors, which these do not."""
+    return shape_is_known(shape) and 0 in shape
 
 
 @constexpr
@@ -375,11 +374,9 @@ def _kernel_operand(operand, x, dtype):
 
 
 def _sum_to(gradient, operand):
-    """A float32 gradient on the input's shape summed down to `operand`'s shape and cast to its dtype."""
-    axes = _broadcast_axes(ops.shape(operand), ops.shape(gradient))
-    if axes:
-        gradient = ops.sum(gradient, axes, keepdim=True)
-    return ops.cast(ops.reshape(gradient, ops.shape(operand)), operand.dtype)
+    """A float32 gradient on the input's shape summed down to `operand`'s shape (known or not when a graph compiles)
+    and cast to its dtype."""
+    return ops.cast(primitives._sum_to(gradient, operand), operand.dtype)  # pylint: disable=protected-access
 
 
 def _empty_input_loss(x, y, reduction):

@@ -146,17 +146,10 @@ def test_promoted_dtype(dispatch):
     ((), (4, 3), True), ((1,), (4, 3), True), ((3, 1, 1), (2, 3, 4, 5), True), ((4, 5), (2, 3, 4, 5), True),
     ((1, 3, 1, 5), (2, 3, 4, 5), False), ((3, 1, 5), (2, 3, 4, 5), False), ((2, 1, 1, 5), (2, 3, 4, 5), False),
     ((2, 1, 3), (2, 1, 3), True), ((2, 1, 1), (2, 1, 3), True), ((1, 2, 1), (2, 1, 2, 1, 2, 1, 2, 1), True),
-    ((3,), (-1, 3), False)])
+    ((3,), (-1, 3), False), ((3,), (None, 3), False), ((None,), (4, 3), False), ((3,), None, False),
+    (None, (4, 3), False)])
 def test_kernel_follows_broadcast(dispatch, shape, input_shape, follows):
     assert dispatch.kernel_follows_broadcast(shape, input_shape) is follows
-
-
-def test_broadcast_axes(dispatch):
-    assert dispatch.broadcast_axes((3,), (4, 3)) == (0,)
-    assert dispatch.broadcast_axes((4, 1), (4, 3)) == (1,)
-    assert dispatch.broadcast_axes((), (2, 3)) == (0, 1)
-    assert dispatch.broadcast_axes((1, 3, 1, 1), (2, 3, 4, 5)) == (0, 2, 3)
-    assert dispatch.broadcast_axes((4, 3), (4, 3)) == ()
 
 
 def _describe_broadcast_library(tmp_path):
@@ -445,3 +438,59 @@ def test_the_composition_compiles_in_graph_mode(dispatch, mode):
     inputs = _inputs(case)
     ref.check_loss(case, Net()(*inputs))
     ref.check_grads(case, None, ms.grad(Net(), grad_position=(0, 1, 2, 3))(*inputs))
+
+
+def _dynamic_spec(letter, shape):
+    """A set_inputs placeholder: d unknown dims, r unknown rank."""
+    import mindspore as ms
+
+    return ms.Tensor(shape=[None] * len(shape) if letter == "d" else None, dtype=ms.float32)
+
+
+# (variant, reduction, letters of x, y, w, p): unknown dims and unknown rank on every argument and in mixes.
+DYNAMIC_CASES = [("plain", "mean", "dd"), ("plain", "none", "rr"), ("weight", "sum", "ddd"),
+                 ("pos_weight", "mean", "rdr"), ("both", "none", "dddd"), ("both", "mean", "rrrr"),
+                 ("both", "sum", "drdr")]
+
+
+@pytest.mark.parametrize("mode", ["graph"], indirect=True)
+@pytest.mark.parametrize("variant, reduction, letters", DYNAMIC_CASES)
+def test_the_composition_compiles_and_runs_with_unknown_dims_and_rank(dispatch, mode, variant, reduction, letters):
+    import mindspore as ms
+
+    has_weight, has_pos_weight = variant in ("weight", "both"), variant in ("pos_weight", "both")
+    loss_fn = dispatch.forward_table(_stand_in_kernels(dispatch))[(has_weight, has_pos_weight, reduction)]
+    case = ref.matrix_case(reduction, variant, "fp32")
+    inputs = _inputs(case)
+
+    class Net(ms.nn.Cell):
+        def construct(self, *args):
+            return loss_fn(*args)
+
+    net = Net()
+    net.set_inputs(*(_dynamic_spec(letter, tuple(t.shape)) for letter, t in zip(letters, inputs)))
+    ref.check_loss(case, net(*inputs))
+    grad_net = ms.grad(net, grad_position=tuple(range(len(inputs))))
+    grads = grad_net(*inputs)
+    ref.check_grads(case, None, grads if isinstance(grads, tuple) else (grads,))
+
+
+@pytest.mark.parametrize("mode", ["graph"], indirect=True)
+@pytest.mark.parametrize("reduction, expected", [("none", np.zeros((0, 3))), ("mean", np.nan), ("sum", 0.0)])
+def test_an_empty_input_of_unknown_shape_goes_through_the_kernels(dispatch, mode, reduction, expected):
+    import mindspore as ms
+
+    loss_fn = dispatch.forward_table(_stand_in_kernels(dispatch))[(True, True, reduction)]
+    case = ref.make_case((0, 3), (3,), (3,), reduction)
+    inputs = _inputs(case)
+
+    class Net(ms.nn.Cell):
+        def construct(self, *args):
+            return loss_fn(*args)
+
+    net = Net()
+    net.set_inputs(*(_dynamic_spec("d", tuple(t.shape)) for t in inputs))
+    np.testing.assert_array_equal(ref.to_f64(net(*inputs)), expected)
+    grads = ms.grad(net, grad_position=(0, 1, 2, 3))(*inputs)
+    assert [tuple(t.shape) for t in grads] == [(0, 3), (0, 3), (3,), (3,)]
+    np.testing.assert_array_equal(ref.to_f64(grads[2]), np.zeros(3))
