@@ -18,13 +18,17 @@ kernel; dy, dw and dp are composed in float32. The kernels take tensors only: Mi
 graph mode may turn a constant scalar input into an attribute (backend pass ``CustomOpConstInputToAttr``).
 
 An Ascend device without the op package fails at import with OpPackageNotFound (``find_op_package``), which names
-ASCEND_CUSTOM_OPP_PATH and the install step, instead of MindSpore's aclop fallback for an op called ``aclnnMsBcewl...``.
+ASCEND_CUSTOM_OPP_PATH and the install step, instead of MindSpore's aclop fallback for an op called ``aclnnMsBcewl...``;
+one MindSpore could not use (ASCEND_OPP_PATH unset, a library that does not load or lacks an aclnn function, no
+kernels for the device's SoC) fails with OpPackageUnusable saying what to do (``op_package_problem``).
 
 Nothing here has run on an NPU. The pure functions (names, reg_info, argument order, reduction codes, shape and
 dtype rules) and the composition, driven by stand-in kernels on CPU, are tested in tests/test_ascend_dispatch.py.
 """
+import ctypes
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Optional, Tuple
 
@@ -147,11 +151,18 @@ def runs_on_ascend():
 
 
 OP_PACKAGE_LIBRARY = os.path.join("op_api", "lib", "libcust_opapi.so")
+# The SoCs the op package is built for (ascendc/op_host/bcewl_cann_host.h, kSocVersions).
+SOC_VERSIONS = ("ascend910b", "ascend910_93")
+COMPILER_CACHE_VARIABLE = "MS_COMPILER_CACHE_PATH"
 INSTALL_STEP = "ascendc/README.md, 'Build and install on a machine with CANN and an NPU'"
 
 
 class OpPackageNotFound(ImportError):
     """The device is Ascend but no vendor directory holds ms_bcewl's op package."""
+
+
+class OpPackageUnusable(ImportError):
+    """The op package is found, but MindSpore could not run its kernels on this device."""
 
 
 def aclnn_header(func):
@@ -201,6 +212,81 @@ def require_op_package(environ):
         "then export ASCEND_CUSTOM_OPP_PATH=$ASCEND_OPP_PATH/vendors/ms_bcewl:$ASCEND_CUSTOM_OPP_PATH before "
         f"importing ms_bcewl; see {INSTALL_STEP}.")
 
+
+
+def aclnn_functions():
+    """The functions MindSpore looks up in the op package's library: each kernel's two aclnn phases."""
+    return [name for spec in (forward_kernel_spec(), grad_kernel_spec())
+            for name in (spec.func + "GetWorkspaceSize", spec.func)]
+
+
+def op_package_socs(directory):
+    """The SoCs (compute units such as ascend910b) the op package in `directory` holds kernels for: one
+    op_impl/ai_core/tbe/config/<soc>/aic-<soc>-ops-info.json each, as CANN's op project installs them."""
+    config = os.path.join(directory, "op_impl", "ai_core", "tbe", "config")
+    socs = os.listdir(config) if os.path.isdir(config) else []
+    return sorted(soc for soc in socs if os.path.isfile(os.path.join(config, soc, f"aic-{soc}-ops-info.json")))
+
+
+def op_package_problem(directory, environ, soc):
+    """Why MindSpore could not run the op package in `directory` on a device of SoC `soc` ("" if unknown), in
+    ms_bcewl's words, or None. Checked: what MindSpore's ops.Custom needs from the environment, that the library
+    loads and has every aclnn function, and that the package holds kernels for the SoC."""
+    library = os.path.join(directory, OP_PACKAGE_LIBRARY)
+    if not environ.get("ASCEND_OPP_PATH"):
+        return ("ASCEND_OPP_PATH is unset: MindSpore's ops.Custom reads CANN's headers through it. Source the "
+                "toolkit's set_env.sh (e.g. /usr/local/Ascend/ascend-toolkit/set_env.sh) before importing ms_bcewl.")
+    try:
+        loaded = ctypes.CDLL(library)
+    except OSError as error:
+        return (f"{library} does not load ({error}). Source the toolkit's set_env.sh, which puts CANN's libraries "
+                "on LD_LIBRARY_PATH; a package built for another CANN version or machine must be rebuilt here.")
+    missing = [name for name in aclnn_functions() if not hasattr(loaded, name)]
+    if missing:
+        return (f"{library} lacks {', '.join(missing)}: it was not built from this ms_bcewl's ascendc/. Rebuild "
+                "and reinstall the op package.")
+    built_for = op_package_socs(directory)
+    if soc and soc not in built_for:
+        return (f"the op package in {directory} holds kernels for {', '.join(built_for) or 'no SoC'}, and this "
+                f"device is {soc}. ms_bcewl's kernels are built for {', '.join(SOC_VERSIONS)}.")
+    return None
+
+
+def current_soc():
+    """The compute unit of the Ascend device MindSpore runs on (e.g. ascend910b), or "" when it cannot tell."""
+    try:
+        from mindspore._c_expression import MSContext  # pylint: disable=import-outside-toplevel
+
+        return MSContext.get_instance().get_ascend_soc_version() or ""
+    except (ImportError, AttributeError, RuntimeError):
+        return ""
+
+
+def require_usable_op_package(environ, soc):
+    """The op package's vendor directory, checked; OpPackageNotFound or OpPackageUnusable saying what to do."""
+    directory = require_op_package(environ)
+    problem = op_package_problem(directory, environ, soc)
+    if problem is not None:
+        raise OpPackageUnusable(f"ms_bcewl cannot use its CANN op package: {problem} See {INSTALL_STEP}.")
+    return directory
+
+
+@contextmanager
+def callbacks_compiled_to_an_absolute_path(environ):
+    """MindSpore compiles a callback for each Ascend C ops.Custom into $MS_COMPILER_CACHE_PATH, by default
+    ./custom_kernel_meta, and records the library's path as given: a relative one breaks graph launches after a
+    chdir. Within this block the same directory is given as an absolute path."""
+    previous = environ.get(COMPILER_CACHE_VARIABLE)
+    environ[COMPILER_CACHE_VARIABLE] = os.path.abspath(previous or "custom_kernel_meta")
+    try:
+        yield
+    finally:
+        if previous is None:
+            del environ[COMPILER_CACHE_VARIABLE]
+        else:
+            environ[COMPILER_CACHE_VARIABLE] = previous
+
+
 @dataclass(frozen=True)
 class Kernels:
     """The two kernels, called with every tensor in the promoted dtype (weights may be broadcast shapes).
@@ -217,9 +303,10 @@ class Kernels:
 
 def aclnn_kernels():
     """The op package's kernels as ops.Custom primitives (only constructible where they run: Ascend); raises
-    OpPackageNotFound when MindSpore would not find the op package."""
-    require_op_package(os.environ)
-    return Kernels(_aclnn_primitive(forward_kernel_spec()), _aclnn_primitive(grad_kernel_spec()))
+    OpPackageNotFound or OpPackageUnusable when MindSpore would not find or could not use the op package."""
+    require_usable_op_package(os.environ, current_soc())
+    with callbacks_compiled_to_an_absolute_path(os.environ):
+        return Kernels(_aclnn_primitive(forward_kernel_spec()), _aclnn_primitive(grad_kernel_spec()))
 
 
 def _aclnn_primitive(spec):

@@ -256,6 +256,84 @@ def test_aclnn_kernels_refuse_to_build_without_the_op_package(dispatch, monkeypa
         dispatch.aclnn_kernels()
 
 
+def _library_with(tmp_path, functions):
+    """A shared library exporting `functions` (C, no arguments), or None without a compiler."""
+    compiler = shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        pytest.skip("a C++ compiler is needed to build a stand-in op package library")
+    source = tmp_path / "opapi.cpp"
+    source.write_text("".join(f'extern "C" int {name}() {{ return 0; }}\n' for name in functions))
+    library = tmp_path / "libcust_opapi.so"
+    subprocess.run([compiler, "-shared", "-fPIC", str(source), "-o", str(library)], check=True)
+    return library
+
+
+def _usable_vendor(dispatch, tmp_path, functions, socs=("ascend910b",)):
+    """A vendor directory whose library exports `functions` and whose op info covers `socs`."""
+    vendor = _vendor(tmp_path / "ms_bcewl", _op_package_files(dispatch) + [
+        os.path.join("op_impl", "ai_core", "tbe", "config", soc, f"aic-{soc}-ops-info.json") for soc in socs])
+    shutil.copy(_library_with(tmp_path, functions), vendor / dispatch.OP_PACKAGE_LIBRARY)
+    return vendor
+
+
+OPP = {"ASCEND_OPP_PATH": "/usr/local/Ascend/ascend-toolkit/latest/opp"}
+
+
+def test_a_complete_op_package_for_the_devices_soc_is_usable(dispatch, tmp_path):
+    vendor = _usable_vendor(dispatch, tmp_path, dispatch.aclnn_functions(), socs=("ascend910b", "ascend910_93"))
+    assert dispatch.op_package_socs(str(vendor)) == ["ascend910_93", "ascend910b"]
+    for soc in ("ascend910b", "ascend910_93", ""):
+        assert dispatch.op_package_problem(str(vendor), OPP, soc) is None
+    environ = dict(OPP, ASCEND_CUSTOM_OPP_PATH=str(vendor))
+    assert dispatch.require_usable_op_package(environ, "ascend910b") == str(vendor)
+
+
+def test_an_op_package_mindspore_could_not_use_is_refused_with_what_to_do(dispatch, tmp_path):
+    functions = dispatch.aclnn_functions()
+    assert functions == ["aclnnMsBcewlSigmoidCrossEntropyWithLogitsGetWorkspaceSize",
+                         "aclnnMsBcewlSigmoidCrossEntropyWithLogits",
+                         "aclnnMsBcewlSigmoidCrossEntropyWithLogitsGradGetWorkspaceSize",
+                         "aclnnMsBcewlSigmoidCrossEntropyWithLogitsGrad"]
+    vendor = str(_usable_vendor(dispatch, tmp_path, functions[:1]))
+    assert "ASCEND_OPP_PATH is unset" in dispatch.op_package_problem(vendor, {}, "ascend910b")
+    problem = dispatch.op_package_problem(vendor, OPP, "ascend910b")
+    assert problem.startswith(os.path.join(vendor, dispatch.OP_PACKAGE_LIBRARY) + " lacks")
+    assert ", ".join(functions[1:]) in problem and "Rebuild" in problem
+    with pytest.raises(dispatch.OpPackageUnusable, match="ms_bcewl cannot use its CANN op package") as error:
+        dispatch.require_usable_op_package(dict(OPP, ASCEND_CUSTOM_OPP_PATH=vendor), "ascend910b")
+    assert isinstance(error.value, ImportError)
+
+    (tmp_path / "other").mkdir()
+    other = _usable_vendor(dispatch, tmp_path / "other", functions)
+    assert "holds kernels for ascend910b, and this device is ascend310p" in dispatch.op_package_problem(
+        str(other), OPP, "ascend310p")
+    broken = _vendor(tmp_path / "broken", _op_package_files(dispatch))  # an empty file as the library
+    assert "does not load" in dispatch.op_package_problem(str(broken), OPP, "ascend910b")
+
+
+def test_the_socs_the_dispatch_names_are_the_op_packages(dispatch):
+    with open(os.path.join(OP_HOST, "bcewl_cann_host.h")) as header:
+        socs = re.search(r"kSocVersions\[\] = \{([^}]*)\}", header.read()).group(1)
+    assert tuple(re.findall(r'"(\w+)"', socs)) == dispatch.SOC_VERSIONS
+
+
+@pytest.mark.parametrize("previous", [None, "relative_cache", "/an/absolute/cache"])
+def test_callbacks_are_compiled_to_an_absolute_path(dispatch, tmp_path, monkeypatch, previous):
+    from mindspore.ops.operations import custom_ops
+
+    monkeypatch.chdir(tmp_path)
+    if previous is None:
+        monkeypatch.delenv(dispatch.COMPILER_CACHE_VARIABLE, raising=False)
+    else:
+        monkeypatch.setenv(dispatch.COMPILER_CACHE_VARIABLE, previous)
+    with dispatch.callbacks_compiled_to_an_absolute_path(os.environ):
+        path = custom_ops._get_cache_path()  # pylint: disable=protected-access
+    expected = os.path.join(str(tmp_path), previous or "custom_kernel_meta") if previous != "/an/absolute/cache" \
+        else previous
+    assert os.path.isabs(path) and os.path.normpath(path) == os.path.normpath(expected)
+    assert os.environ.get(dispatch.COMPILER_CACHE_VARIABLE) == previous
+
+
 # ---- Part two: the composition, with stand-in kernels ---------------------------------------------------------
 
 
