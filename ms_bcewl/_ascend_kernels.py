@@ -306,17 +306,58 @@ def aclnn_kernels():
     OpPackageNotFound or OpPackageUnusable when MindSpore would not find or could not use the op package."""
     require_usable_op_package(os.environ, current_soc())
     with callbacks_compiled_to_an_absolute_path(os.environ):
-        return Kernels(_aclnn_primitive(forward_kernel_spec()), _aclnn_primitive(grad_kernel_spec()))
+        return Kernels(_aclnn_primitive(forward_kernel_spec(), forward_kernel_bprop),
+                       _aclnn_primitive(grad_kernel_spec(), grad_kernel_bprop))
 
 
-def _aclnn_primitive(spec):
+def _aclnn_primitive(spec, bprop):
     return ops.Custom(spec.func, out_shape=kernel_output_shape, out_dtype=kernel_output_dtype(spec),
-                      func_type="aot", reg_info=reg_info(spec))
+                      func_type="aot", bprop=bprop, reg_info=reg_info(spec))
+
+
+# The kernels' own gradients, which a second-order gradient differentiates through: composed of MindSpore operations
+# in float32 from the terms of docs/contract.md §4 (ms_bcewl._primitives, shared with the host backend), so that
+# third and higher orders follow by MindSpore's autodiff.
+
+
+def forward_kernel_bprop(x, y, w, p, out, dout):
+    """The gradients of sum(dout * loss) for the forward kernel's predict, target, weight and pos_weight."""
+    xf, yf, wf, pf, g = (ops.cast(t, _FLOAT32) for t in (x, y, w, p, dout))
+    terms = primitives._elementwise_terms(xf, yf, pf)
+    unit_dx, unit_dy, unit_dp, unweighted = terms[4], terms[5], terms[6], terms[7]
+    weighted_g = primitives._product(wf, g)
+    return (ops.cast(primitives._product(weighted_g, unit_dx), x.dtype),
+            ops.cast(primitives._product(weighted_g, unit_dy), y.dtype),
+            _sum_to_in_kernel_bprops(primitives._product(g, unweighted), w),
+            _sum_to_in_kernel_bprops(primitives._product(weighted_g, unit_dp), p))
+
+
+def grad_kernel_bprop(x, y, dout, scale, w, p, out, cotangent):
+    """The gradients of sum(cotangent * dx) for the gradient kernel's inputs: _primitives.second_order with the
+    upstream gradient dout * scale spread over x's shape, then split into dout's and scale's share."""
+    upstream = ops.cast(dout, _FLOAT32) * scale * _ones_like(ops.cast(x, _FLOAT32))
+    d_upstream, d_x, d_y, d_w, d_p = primitives.second_order("none", (upstream, x, y, w, p),
+                                                             (cotangent, None, None, None))
+    d_scale = ops.reshape(ops.sum(d_upstream * ops.cast(dout, _FLOAT32)), ops.shape(scale))
+    return d_x, d_y, _sum_to_in_kernel_bprops(d_upstream * scale, dout), d_scale, d_w, d_p
 
 
 @constexpr
 def _follows_broadcast(shape, input_shape):
     return kernel_follows_broadcast(shape, input_shape)
+
+
+@constexpr
+def _shapes_are_known(*shapes):
+    return all(shape_is_known(shape) for shape in shapes)
+
+
+@constexpr
+def _broadcast_axes(shape, input_shape):
+    """Axes of input_shape that an operand of `shape` is broadcast along."""
+    lead = len(input_shape) - len(shape)
+    return tuple(axis for axis, full in enumerate(input_shape)
+                 if axis < lead or (shape[axis - lead] == 1 and full != 1))
 
 
 @constexpr
@@ -363,6 +404,8 @@ class _Loss(nn.Cell):
             loss = ops.mean(loss)
         elif self.reduction == "sum":
             loss = ops.sum(loss)
+        if self.reduction != "none" and not _shapes_are_known(ops.shape(x)):
+            loss = _where_empty(x, ops.full((), _EMPTY_REDUCTIONS[self.reduction], dtype=_FLOAT32), loss)
         return ops.cast(loss, y.dtype)
 
     def _elementwise_loss(self, x, y, w, p, dtype):
@@ -396,6 +439,8 @@ class _Loss(nn.Cell):
             dw = _sum_to(unweighted * g, w)
         if self.has_pos_weight:
             dp = _sum_to(-weight_g * y32 * log_sigmoid, p)
+        if not _shapes_are_known(ops.shape(x)):
+            dw, dp = _where_empty(x, _zeros_like(dw), dw), _where_empty(x, _zeros_like(dp), dp)
         return self._present_gradients(ops.cast(dx, x.dtype), ops.cast(dy, y.dtype), dw, dp)
 
     def _present_gradients(self, dx, dy, dw, dp):
@@ -460,14 +505,39 @@ def _kernel_operand(operand, x, dtype):
     return operand * _ones_like(ops.cast(x, dtype))
 
 
-def _sum_to(gradient, operand):
-    """A float32 gradient on the input's shape summed down to `operand`'s shape (known or not when a graph compiles)
-    and cast to its dtype."""
-    return ops.cast(primitives._sum_to(gradient, operand), operand.dtype)  # pylint: disable=protected-access
+def _sum_to_function():
+    """A function summing a float32 gradient on the input's shape down to `operand`'s shape, cast to its dtype; shapes
+    a graph does not know when it compiles are summed with axes computed when it runs. One per context: MindSpore
+    2.10 cannot compile a graph that reaches one branching function from a forward and from a bprop."""
+
+    def sum_to(gradient, operand):
+        if _shapes_are_known(ops.shape(gradient), ops.shape(operand)):
+            axes = _broadcast_axes(ops.shape(operand), ops.shape(gradient))
+            if axes:
+                gradient = ops.sum(gradient, axes, keepdim=True)
+            return ops.cast(ops.reshape(gradient, ops.shape(operand)), operand.dtype)
+        return ops.cast(primitives.sum_to_shape_of(gradient, operand), operand.dtype)
+
+    return sum_to
+
+
+_sum_to = _sum_to_function()  # the losses' bprops
+_sum_to_in_kernel_bprops = _sum_to_function()  # the kernels' bprops, which a second-order gradient reaches
+
+
+# What mean and sum give for an empty input (docs/contract.md §8).
+_EMPTY_REDUCTIONS = {"mean": float("nan"), "sum": 0.0}
+
+
+def _where_empty(x, value, otherwise):
+    """`value` where x turns out to be empty when the graph runs, else `otherwise`: a reduction over an empty tensor of
+    unknown shape is not relied on (MindSpore's CPU kernels return leftover memory). No branch, as _sum_to_function
+    explains."""
+    return ops.where(ops.dyn_shape(x).prod() == 0, value, otherwise)
 
 
 def _empty_input_loss(x, y, reduction):
     """Nothing to launch: none gives an empty loss, mean NaN, sum 0 (a reduction over nothing is not relied on)."""
     if reduction == "none":
         return ops.zeros(ops.shape(x), y.dtype)
-    return ops.full((), float("nan") if reduction == "mean" else 0.0, dtype=y.dtype)
+    return ops.full((), _EMPTY_REDUCTIONS[reduction], dtype=y.dtype)

@@ -572,3 +572,113 @@ def test_an_empty_input_of_unknown_shape_goes_through_the_kernels(dispatch, mode
     grads = ms.grad(net, grad_position=(0, 1, 2, 3))(*inputs)
     assert [tuple(t.shape) for t in grads] == [(0, 3), (0, 3), (3,), (3,)]
     np.testing.assert_array_equal(ref.to_f64(grads[2]), np.zeros(3))
+
+
+# ---- Part three: second order, through opaque kernels with the dispatch's bprops ---------------------------------
+
+
+def _numpy_forward(x, y, w, p):
+    """The forward kernel's contract in numpy: float32 loss with the limits at infinite logits."""
+    x, y, w, p = (np.asarray(a, np.float32) for a in (x, y, w, p))
+
+    def zero_limit_product(c, v):
+        return np.where((c == 0) & np.isinf(v), np.float32(0.0), c * v)
+
+    with np.errstate(all="ignore"):
+        softplus = np.log1p(np.exp(-np.abs(x)))
+        loss = (zero_limit_product(1 - y, np.maximum(x, 0)) - zero_limit_product(p * y, np.minimum(x, 0))
+                + (1 + (p - 1) * y) * softplus)
+        return np.broadcast_to(zero_limit_product(w, loss), x.shape).astype(np.float32)
+
+
+def _numpy_grad(x, y, dout, scale, w, p):
+    """The gradient kernel's contract in numpy: dx in x's dtype."""
+    xf, yf, g, wf, pf = (np.asarray(a, np.float32) for a in (x, y, dout, w, p))
+    with np.errstate(all="ignore"):
+        sigmoid = 1 / (1 + np.exp(-xf))
+        dx = wf * ((pf * yf + 1 - yf) * sigmoid - pf * yf) * g * np.float32(scale)
+    return np.broadcast_to(dx, xf.shape).astype(x.dtype)
+
+
+def _opaque_kernels(dispatch):
+    """The kernels as pyfunc ops.Custom primitives, which MindSpore differentiates only through the bprops the
+    dispatch gives the op package's kernels."""
+    from mindspore import ops
+
+    forward_spec, grad_spec = dispatch.forward_kernel_spec(), dispatch.grad_kernel_spec()
+    forward = ops.Custom(_numpy_forward, out_shape=dispatch.kernel_output_shape,
+                         out_dtype=dispatch.kernel_output_dtype(forward_spec), func_type="pyfunc",
+                         bprop=dispatch.forward_kernel_bprop)
+    grad = ops.Custom(_numpy_grad, out_shape=dispatch.kernel_output_shape,
+                      out_dtype=dispatch.kernel_output_dtype(grad_spec), func_type="pyfunc",
+                      bprop=dispatch.grad_kernel_bprop)
+    return dispatch.Kernels(forward, grad)
+
+
+def _ascend_second_order(dispatch, case, g, cotangents):
+    """The gradient of sum_k sum(c_k * d_k), d_k the Ascend composition's gradients of sum(g * loss), with respect
+    to the present arguments and g (as tests/test_second_order.py's run_second_order, on the composition)."""
+    import mindspore as ms
+    from mindspore import nn
+
+    loss_fn = dispatch.forward_table(_opaque_kernels(dispatch))[(case.w is not None, case.p is not None,
+                                                                 case.reduction)]
+    positions = ref.positions(case)
+
+    class LossWithSens(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.has_weight, self.has_pos_weight = case.w is not None, case.p is not None
+
+        def construct(self, x, y, w, p, gt):
+            if self.has_weight and self.has_pos_weight:
+                loss = loss_fn(x, y, w, p)
+            elif self.has_weight:
+                loss = loss_fn(x, y, w)
+            elif self.has_pos_weight:
+                loss = loss_fn(x, y, p)
+            else:
+                loss = loss_fn(x, y)
+            return (loss.astype(ms.float32) * gt).sum()
+
+    class Contracted(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.loss = LossWithSens()
+
+        def construct(self, x, y, w, p, gt, cotangent_tensors):
+            grads = ms.grad(self.loss, grad_position=positions)(x, y, w, p, gt)
+            grads = grads if isinstance(grads, tuple) else (grads,)
+            total = 0.0
+            for k in range(len(positions)):
+                total = total + (grads[k].astype(ms.float32) * cotangent_tensors[k]).sum()
+            return total
+
+    x, y, w, p = (ref.to_tensor(np.zeros(1) if a is None else a, d) for a, d in zip(case.args, case.dtypes))
+    out = ms.grad(Contracted(), grad_position=(0, 1, 2, 3, 4))(
+        x, y, w, p, ref.to_tensor(g, case.out_dtype), tuple(ref.to_tensor(c) for c in cotangents))
+    return [ref.to_f64(t) for t, a in zip(out, case.args + (g,)) if a is not None]
+
+
+@pytest.mark.parametrize("reduction", ref.REDUCTIONS)
+@pytest.mark.parametrize("variant", sorted(ref.VARIANTS))
+def test_second_order_gradients_go_through_the_kernels_bprops(dispatch, pynative, variant, reduction):
+    """The contract's second-order gradients (§4), here where the kernels are opaque: the dispatch's bprops of the
+    forward and gradient kernels, checked against float64 finite differences of the first-order gradients."""
+    import test_second_order as second
+
+    case, g, cotangents = second.second_order_case(variant, reduction)
+    got = _ascend_second_order(dispatch, case, g, cotangents)
+    expected = second.finite_differences(second.contraction(case, cotangents), list(case.args) + [g])
+    assert len(got) == len(expected)
+    second.assert_second_order(got, expected, 2e-4, 2e-6, f"{variant}/{reduction}")
+
+
+@pytest.mark.parametrize("mode", ["graph"], indirect=True)
+def test_second_order_gradients_through_the_kernels_compile_in_graph_mode(dispatch, mode):
+    import test_second_order as second
+
+    case, g, cotangents = second.second_order_case("both", "mean")
+    got = _ascend_second_order(dispatch, case, g, cotangents)
+    expected = second.finite_differences(second.contraction(case, cotangents), list(case.args) + [g])
+    second.assert_second_order(got, expected, 2e-4, 2e-6, "both/mean in graph mode")
