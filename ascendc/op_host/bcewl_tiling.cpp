@@ -302,9 +302,13 @@ TilingPlan<GradTilingData> PlanGrad(const GradTilingRequest &request) {
   data.weight = Normalize(request.weight, n);
   data.posWeight = Normalize(request.posWeight, n);
   const uint64_t inputBytes = DtypeBytes(request.dtype);
-  const KernelBuffers buffers{inputBytes, inputBytes,
-                              inputBytes == kFloatBytes ? kGradFloat32ScratchTiles : kGrad16BitScratchTiles, false};
-  Finish(PlanGeometry(n, request.dtype, buffers, {&data.dout, &data.weight, &data.posWeight}, request.platform), &plan);
+  const uint64_t scratchTiles = kGradOnesScratchTiles + (inputBytes == kFloatBytes ? 0 : kGrad16BitResultScratchTiles) +
+                                (request.posWeight.present ? kGradPosWeightScratchTiles : 0);
+  const KernelBuffers buffers{inputBytes, inputBytes, scratchTiles, false};
+  // A single-value dout is read once into a scalar factor: no buffer (GradKernel::Run).
+  std::vector<OperandTiling *> operands{&data.weight, &data.posWeight};
+  if (data.dout.mode != kOperandRunConstant || data.dout.period != 1) operands.push_back(&data.dout);
+  Finish(PlanGeometry(n, request.dtype, buffers, operands, request.platform), &plan);
   return plan;
 }
 

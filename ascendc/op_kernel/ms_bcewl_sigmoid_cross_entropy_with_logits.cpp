@@ -32,6 +32,10 @@ class ForwardKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, f
   using Base = ElementwiseKernelBase<T, HasWeight, HasPosWeight, float>;
 
  public:
+  // Positions of weight and pos_weight among Run's GM addresses.
+  static constexpr uint32_t kWeightArgument = 2;
+  static constexpr uint32_t kPosWeightArgument = 3;
+
   __aicore__ inline void Run(const ForwardTilingData &tiling, GM_ADDR predict, GM_ADDR target, GM_ADDR weight,
                              GM_ADDR posWeight, GM_ADDR loss) {
     const typename Base::Inputs gm{predict, target, weight, posWeight, loss};
