@@ -13,9 +13,11 @@ MindSpore ops, which run as CANN's own aclnn ops on Ascend.
 
 Each loss is a Cell with its own bprop: dx comes from the grad kernel, which takes a 0-d dout for mean and sum and
 the reduction's factor as a 0-d float32 tensor `scale` (1/numel for mean, else 1), applied in float32 inside the
-kernel; dy, dw and dp are composed in float32. The kernels take tensors only: MindSpore 2.10 sends every Ascend C
-``ops.Custom`` call in PyNative through ``pyboost_custom_ext``, which converts each argument as a tensor, and in
-graph mode may turn a constant scalar input into an attribute (backend pass ``CustomOpConstInputToAttr``).
+kernel; dy, dw and dp are composed in float32. The kernels' own ops.Custom bprops (forward_kernel_bprop,
+grad_kernel_bprop) are MindSpore operations, so that second and higher orders can differentiate those bprops. An
+absent weight is passed as a 0-d one, which the kernels skip. The kernels take tensors only: MindSpore 2.10 sends
+every Ascend C ``ops.Custom`` call in PyNative through ``pyboost_custom_ext``, which converts each argument as a
+tensor, and in graph mode may turn a constant scalar input into an attribute (``CustomOpConstInputToAttr``).
 
 An Ascend device without the op package fails at import with OpPackageNotFound (``find_op_package``), which names
 ASCEND_CUSTOM_OPP_PATH and the install step, instead of MindSpore's aclop fallback for an op called ``aclnnMsBcewl...``;
