@@ -17,13 +17,6 @@
 namespace test {
 namespace {
 
-struct Variant {
-  const char *name;
-  bool weight;
-  bool posWeight;
-};
-const Variant kVariants[] = {
-    {"plain", false, false}, {"weight", true, false}, {"pos_weight", false, true}, {"both", true, true}};
 constexpr uint64_t kTiles = 8;
 
 struct Counts {

@@ -41,6 +41,15 @@ void ExpectViolation(Fn fn, const std::string &fragment) {
   ASSERT_MSG(message.find(fragment) != std::string::npos, "message \"" << message << "\" lacks \"" << fragment << "\"");
 }
 
+// The four variants of both kernels: which of weight and pos_weight are present.
+struct Variant {
+  const char *name;
+  bool weight;
+  bool posWeight;
+};
+constexpr Variant kVariants[] = {
+    {"plain", false, false}, {"weight", true, false}, {"pos_weight", false, true}, {"both", true, true}};
+
 template <typename T>
 struct TypeTag {
   using type = T;

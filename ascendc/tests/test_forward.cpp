@@ -9,12 +9,6 @@ namespace {
 
 const uint32_t kCoreCounts[] = {1, 8, 20, 48};
 
-struct Variant {
-  bool weight;
-  bool posWeight;
-};
-const Variant kVariants[] = {{false, false}, {true, false}, {false, true}, {true, true}};
-
 template <typename T>
 void CheckSameShape(uint64_t n, uint32_t cores, const Variant &variant, uint64_t seed) {
   auto c = MakeForwardCase<T>(n, cores, variant.weight ? SameShape(n) : Absent(),
@@ -38,8 +32,8 @@ TEST_CASE(forward_all_variants_dtypes_cores_and_sizes) {
 }
 
 TEST_CASE(forward_more_than_a_million_elements) {
-  CheckSameShape<half>(1000003, 48, Variant{true, true}, 7);
-  CheckSameShape<float>(1048583, 20, Variant{true, false}, 8);
+  CheckSameShape<half>(1000003, 48, kVariants[3], 7);
+  CheckSameShape<float>(1048583, 20, kVariants[1], 8);
 }
 
 TEST_CASE(forward_full_tiles_use_data_copy_and_tails_data_copy_pad) {

@@ -10,12 +10,6 @@ namespace {
 
 using namespace AscendC;
 
-struct Variant {
-  bool weight;
-  bool posWeight;
-};
-const Variant kVariants[] = {{false, false}, {true, false}, {false, true}, {true, true}};
-
 template <typename T>
 void CheckStaticMatchesDynamic(const Variant &variant, uint64_t n) {
   auto forward =
@@ -36,6 +30,23 @@ struct OtherTiling {
   uint64_t value;
 };
 
+void ReadsUnregisteredTiling(GM_ADDR tiling) {
+  GET_TILING_DATA_WITH_STRUCT(OtherTiling, data, tiling);
+  (void)data;
+}
+
+void ReadsAnotherStruct(GM_ADDR tiling) {
+  REGISTER_TILING_DEFAULT(bcewl::ForwardTilingData);
+  GET_TILING_DATA_WITH_STRUCT(OtherTiling, data, tiling);
+  (void)data;
+}
+
+void ReadsRegisteredTiling(GM_ADDR tiling) {
+  REGISTER_TILING_DEFAULT(OtherTiling);
+  GET_TILING_DATA_WITH_STRUCT(OtherTiling, data, tiling);
+  (void)data;
+}
+
 }  // namespace
 
 TEST_CASE(kernels_give_the_same_bits_with_static_and_dynamic_tiling) {
@@ -46,53 +57,16 @@ TEST_CASE(kernels_give_the_same_bits_with_static_and_dynamic_tiling) {
 
 TEST_CASE(sim_rejects_tiling_the_op_compiler_would_not_size_or_pass) {
   std::vector<uint8_t> tiling(sizeof(OtherTiling), 0);
-  ExpectViolation(
-      [&] {
-        SimLaunch(
-            +[](GM_ADDR t) {
-              GET_TILING_DATA_WITH_STRUCT(OtherTiling, data, t);
-              (void)data;
-            },
-            1, tiling.data());
-      },
-      "without REGISTER_TILING_DEFAULT");
-  ExpectViolation(
-      [&] {
-        SimLaunch(
-            +[](GM_ADDR t) {
-              REGISTER_TILING_DEFAULT(bcewl::ForwardTilingData);
-              GET_TILING_DATA_WITH_STRUCT(OtherTiling, data, t);
-              (void)data;
-            },
-            1, tiling.data());
-      },
-      "without REGISTER_TILING_DEFAULT");
-  ExpectViolation(
-      [&] {
-        SimLaunch(
-            +[](GM_ADDR t) {
-              REGISTER_TILING_DEFAULT(OtherTiling);
-              GET_TILING_DATA_WITH_STRUCT(OtherTiling, data, t);
-              (void)data;
-            },
-            1, static_cast<GM_ADDR>(nullptr));
-      },
-      "without tiling data");
-  SimLaunchConfig config;
+  const auto launch = [&](void (*kernel)(GM_ADDR), GM_ADDR argument, const std::vector<uint8_t> *staticTiling) {
+    SimLaunchConfig config;
+    config.staticTiling = staticTiling;
+    SimLaunch(config, kernel, argument);
+  };
+  ExpectViolation([&] { launch(&ReadsUnregisteredTiling, tiling.data(), nullptr); }, "without REGISTER_TILING_DEFAULT");
+  ExpectViolation([&] { launch(&ReadsAnotherStruct, tiling.data(), nullptr); }, "without REGISTER_TILING_DEFAULT");
+  ExpectViolation([&] { launch(&ReadsRegisteredTiling, nullptr, nullptr); }, "without tiling data");
   const std::vector<uint8_t> wrongSize(sizeof(OtherTiling) + 8, 0);
-  config.staticTiling = &wrongSize;
-  ExpectViolation(
-      [&] {
-        SimLaunch(
-            config,
-            +[](GM_ADDR t) {
-              REGISTER_TILING_DEFAULT(OtherTiling);
-              GET_TILING_DATA_WITH_STRUCT(OtherTiling, data, t);
-              (void)data;
-            },
-            static_cast<GM_ADDR>(nullptr));
-      },
-      "static tiling of 16 bytes");
+  ExpectViolation([&] { launch(&ReadsRegisteredTiling, nullptr, &wrongSize); }, "static tiling of 16 bytes");
 }
 
 TEST_CASE(sim_reads_registered_tiling_from_the_argument_or_the_static_bytes) {
