@@ -13,18 +13,24 @@ MindSpore ops, which run as CANN's own aclnn ops on Ascend.
 
 Each loss is a Cell with its own bprop: dx comes from the grad kernel, which takes a 0-d dout for mean and sum and
 the reduction's factor as a 0-d float32 tensor `scale` (1/numel for mean, else 1), applied in float32 inside the
-kernel; dy, dw and dp are composed in float32. The kernels take tensors only: MindSpore 2.10 sends every Ascend C
-``ops.Custom`` call in PyNative through ``pyboost_custom_ext``, which converts each argument as a tensor, and in
-graph mode may turn a constant scalar input into an attribute (backend pass ``CustomOpConstInputToAttr``).
+kernel; dy, dw and dp are composed in float32. The kernels' own ops.Custom bprops (forward_kernel_bprop,
+grad_kernel_bprop) are MindSpore operations, so that second and higher orders can differentiate those bprops. An
+absent weight is passed as a 0-d one, which the kernels skip. The kernels take tensors only: MindSpore 2.10 sends
+every Ascend C ``ops.Custom`` call in PyNative through ``pyboost_custom_ext``, which converts each argument as a
+tensor, and in graph mode may turn a constant scalar input into an attribute (``CustomOpConstInputToAttr``).
 
 An Ascend device without the op package fails at import with OpPackageNotFound (``find_op_package``), which names
-ASCEND_CUSTOM_OPP_PATH and the install step, instead of MindSpore's aclop fallback for an op called ``aclnnMsBcewl...``.
+ASCEND_CUSTOM_OPP_PATH and the install step, instead of MindSpore's aclop fallback for an op called ``aclnnMsBcewl...``;
+one MindSpore could not use (ASCEND_OPP_PATH unset, a library that does not load or lacks an aclnn function, no
+kernels for the device's SoC) fails with OpPackageUnusable saying what to do (``op_package_problem``).
 
 Nothing here has run on an NPU. The pure functions (names, reg_info, argument order, reduction codes, shape and
 dtype rules) and the composition, driven by stand-in kernels on CPU, are tested in tests/test_ascend_dispatch.py.
 """
+import ctypes
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Optional, Tuple
 
@@ -34,7 +40,9 @@ from mindspore.common import dtype as mstype
 from mindspore.ops import CustomRegOp, DataType
 from mindspore.ops.primitive import constexpr
 
+from ms_bcewl import _primitives as primitives
 from ms_bcewl._library import REDUCTIONS
+
 KERNEL_DTYPES = ("float16", "float32", "bfloat16")
 _DATA_TYPES = {"float16": DataType.F16_Default, "float32": DataType.F32_Default,
                "bfloat16": DataType.BF16_Default}
@@ -112,14 +120,20 @@ def promoted_dtype(*dtypes):
     return dtypes[0] if all(dtype == dtypes[0] for dtype in dtypes) else _FLOAT32
 
 
+def shape_is_known(shape):
+    """Whether a graph knows every dim of `shape` when it compiles: an unknown rank is None, an unknown dim None
+    (or -1)."""
+    return shape is not None and all(dim is not None and dim >= 0 for dim in shape)
+
+
 def kernel_follows_broadcast(shape, input_shape):
     """Whether the kernel's tiling takes an operand of `shape` on `input_shape` as it is.
 
     The rule of bcewl::DescribeBroadcast (ascendc/op_host/bcewl_tiling.cpp): after trailing alignment the dims the
     operand keeps (equal to the input's and > 1) form one block, with broadcast dims only before or after it
-    (dims where the input has size 1 do not count). Anything else, and any unknown dim, is expanded first.
+    (dims where the input has size 1 do not count). Anything else, and any unknown dim or rank, is expanded first.
     """
-    if len(shape) > len(input_shape) or any(dim < 0 for dim in input_shape):
+    if not (shape_is_known(shape) and shape_is_known(input_shape)) or len(shape) > len(input_shape):
         return False
     aligned = (1,) * (len(input_shape) - len(shape)) + tuple(shape)
     kinds = "".join(_dim_kind(dim, full) for dim, full in zip(aligned, input_shape) if full != 1)
@@ -133,24 +147,24 @@ def _dim_kind(dim, full):
     return "b" if dim == 1 else "?"
 
 
-def broadcast_axes(shape, input_shape):
-    """Axes of input_shape that an operand of `shape` is broadcast along (to sum a gradient down to it)."""
-    lead = len(input_shape) - len(shape)
-    return tuple(axis for axis, full in enumerate(input_shape)
-                 if axis < lead or (shape[axis - lead] == 1 and full != 1))
-
-
 def runs_on_ascend():
     """The backend choice of ms_bcewl._primitives, made once when the package is imported."""
     return ms.get_context("device_target") == "Ascend"
 
 
 OP_PACKAGE_LIBRARY = os.path.join("op_api", "lib", "libcust_opapi.so")
+# The SoCs the op package is built for (ascendc/op_host/bcewl_cann_host.h, kSocVersions).
+SOC_VERSIONS = ("ascend910b", "ascend910_93")
+COMPILER_CACHE_VARIABLE = "MS_COMPILER_CACHE_PATH"
 INSTALL_STEP = "ascendc/README.md, 'Build and install on a machine with CANN and an NPU'"
 
 
 class OpPackageNotFound(ImportError):
     """The device is Ascend but no vendor directory holds ms_bcewl's op package."""
+
+
+class OpPackageUnusable(ImportError):
+    """The op package is found, but MindSpore could not run its kernels on this device."""
 
 
 def aclnn_header(func):
@@ -200,6 +214,81 @@ def require_op_package(environ):
         "then export ASCEND_CUSTOM_OPP_PATH=$ASCEND_OPP_PATH/vendors/ms_bcewl:$ASCEND_CUSTOM_OPP_PATH before "
         f"importing ms_bcewl; see {INSTALL_STEP}.")
 
+
+
+def aclnn_functions():
+    """The functions MindSpore looks up in the op package's library: each kernel's two aclnn phases."""
+    return [name for spec in (forward_kernel_spec(), grad_kernel_spec())
+            for name in (spec.func + "GetWorkspaceSize", spec.func)]
+
+
+def op_package_socs(directory):
+    """The SoCs (compute units such as ascend910b) the op package in `directory` holds kernels for: one
+    op_impl/ai_core/tbe/config/<soc>/aic-<soc>-ops-info.json each, as CANN's op project installs them."""
+    config = os.path.join(directory, "op_impl", "ai_core", "tbe", "config")
+    socs = os.listdir(config) if os.path.isdir(config) else []
+    return sorted(soc for soc in socs if os.path.isfile(os.path.join(config, soc, f"aic-{soc}-ops-info.json")))
+
+
+def op_package_problem(directory, environ, soc):
+    """Why MindSpore could not run the op package in `directory` on a device of SoC `soc` ("" if unknown), in
+    ms_bcewl's words, or None. Checked: what MindSpore's ops.Custom needs from the environment, that the library
+    loads and has every aclnn function, and that the package holds kernels for the SoC."""
+    library = os.path.join(directory, OP_PACKAGE_LIBRARY)
+    if not environ.get("ASCEND_OPP_PATH"):
+        return ("ASCEND_OPP_PATH is unset: MindSpore's ops.Custom reads CANN's headers through it. Source the "
+                "toolkit's set_env.sh (e.g. /usr/local/Ascend/ascend-toolkit/set_env.sh) before importing ms_bcewl.")
+    try:
+        loaded = ctypes.CDLL(library)
+    except OSError as error:
+        return (f"{library} does not load ({error}). Source the toolkit's set_env.sh, which puts CANN's libraries "
+                "on LD_LIBRARY_PATH; a package built for another CANN version or machine must be rebuilt here.")
+    missing = [name for name in aclnn_functions() if not hasattr(loaded, name)]
+    if missing:
+        return (f"{library} lacks {', '.join(missing)}: it was not built from this ms_bcewl's ascendc/. Rebuild "
+                "and reinstall the op package.")
+    built_for = op_package_socs(directory)
+    if soc and soc not in built_for:
+        return (f"the op package in {directory} holds kernels for {', '.join(built_for) or 'no SoC'}, and this "
+                f"device is {soc}. ms_bcewl's kernels are built for {', '.join(SOC_VERSIONS)}.")
+    return None
+
+
+def current_soc():
+    """The compute unit of the Ascend device MindSpore runs on (e.g. ascend910b), or "" when it cannot tell."""
+    try:
+        from mindspore._c_expression import MSContext  # pylint: disable=import-outside-toplevel
+
+        return MSContext.get_instance().get_ascend_soc_version() or ""
+    except (ImportError, AttributeError, RuntimeError):
+        return ""
+
+
+def require_usable_op_package(environ, soc):
+    """The op package's vendor directory, checked; OpPackageNotFound or OpPackageUnusable saying what to do."""
+    directory = require_op_package(environ)
+    problem = op_package_problem(directory, environ, soc)
+    if problem is not None:
+        raise OpPackageUnusable(f"ms_bcewl cannot use its CANN op package: {problem} See {INSTALL_STEP}.")
+    return directory
+
+
+@contextmanager
+def callbacks_compiled_to_an_absolute_path(environ):
+    """MindSpore compiles a callback for each Ascend C ops.Custom into $MS_COMPILER_CACHE_PATH, by default
+    ./custom_kernel_meta, and records the library's path as given: a relative one breaks graph launches after a
+    chdir. Within this block the same directory is given as an absolute path."""
+    previous = environ.get(COMPILER_CACHE_VARIABLE)
+    environ[COMPILER_CACHE_VARIABLE] = os.path.abspath(previous or "custom_kernel_meta")
+    try:
+        yield
+    finally:
+        if previous is None:
+            del environ[COMPILER_CACHE_VARIABLE]
+        else:
+            environ[COMPILER_CACHE_VARIABLE] = previous
+
+
 @dataclass(frozen=True)
 class Kernels:
     """The two kernels, called with every tensor in the promoted dtype (weights may be broadcast shapes).
@@ -216,14 +305,43 @@ class Kernels:
 
 def aclnn_kernels():
     """The op package's kernels as ops.Custom primitives (only constructible where they run: Ascend); raises
-    OpPackageNotFound when MindSpore would not find the op package."""
-    require_op_package(os.environ)
-    return Kernels(_aclnn_primitive(forward_kernel_spec()), _aclnn_primitive(grad_kernel_spec()))
+    OpPackageNotFound or OpPackageUnusable when MindSpore would not find or could not use the op package."""
+    require_usable_op_package(os.environ, current_soc())
+    with callbacks_compiled_to_an_absolute_path(os.environ):
+        return Kernels(_aclnn_primitive(forward_kernel_spec(), forward_kernel_bprop),
+                       _aclnn_primitive(grad_kernel_spec(), grad_kernel_bprop))
 
 
-def _aclnn_primitive(spec):
+def _aclnn_primitive(spec, bprop):
     return ops.Custom(spec.func, out_shape=kernel_output_shape, out_dtype=kernel_output_dtype(spec),
-                      func_type="aot", reg_info=reg_info(spec))
+                      func_type="aot", bprop=bprop, reg_info=reg_info(spec))
+
+
+# The kernels' own gradients, which a second-order gradient differentiates through: composed of MindSpore operations
+# in float32 from the terms of docs/contract.md §4 (ms_bcewl._primitives, shared with the host backend), so that
+# third and higher orders follow by MindSpore's autodiff.
+
+
+def forward_kernel_bprop(x, y, w, p, out, dout):
+    """The gradients of sum(dout * loss) for the forward kernel's predict, target, weight and pos_weight."""
+    xf, yf, wf, pf, g = (ops.cast(t, _FLOAT32) for t in (x, y, w, p, dout))
+    terms = primitives._elementwise_terms(xf, yf, pf)
+    unit_dx, unit_dy, unit_dp, unweighted = terms[4], terms[5], terms[6], terms[7]
+    weighted_g = primitives._product(wf, g)
+    return (ops.cast(primitives._product(weighted_g, unit_dx), x.dtype),
+            ops.cast(primitives._product(weighted_g, unit_dy), y.dtype),
+            _sum_to_in_kernel_bprops(primitives._product(g, unweighted), w),
+            _sum_to_in_kernel_bprops(primitives._product(weighted_g, unit_dp), p))
+
+
+def grad_kernel_bprop(x, y, dout, scale, w, p, out, cotangent):
+    """The gradients of sum(cotangent * dx) for the gradient kernel's inputs: _primitives.second_order with the
+    upstream gradient dout * scale spread over x's shape, then split into dout's and scale's share."""
+    upstream = ops.cast(dout, _FLOAT32) * scale * _ones_like(ops.cast(x, _FLOAT32))
+    d_upstream, d_x, d_y, d_w, d_p = primitives.second_order("none", (upstream, x, y, w, p),
+                                                             (cotangent, None, None, None))
+    d_scale = ops.reshape(ops.sum(d_upstream * ops.cast(dout, _FLOAT32)), ops.shape(scale))
+    return d_x, d_y, _sum_to_in_kernel_bprops(d_upstream * scale, dout), d_scale, d_w, d_p
 
 
 @constexpr
@@ -232,13 +350,24 @@ def _follows_broadcast(shape, input_shape):
 
 
 @constexpr
+def _shapes_are_known(*shapes):
+    return all(shape_is_known(shape) for shape in shapes)
+
+
+@constexpr
 def _broadcast_axes(shape, input_shape):
-    return broadcast_axes(shape, input_shape)
+    """Axes of input_shape that an operand of `shape` is broadcast along."""
+    lead = len(input_shape) - len(shape)
+    return tuple(axis for axis, full in enumerate(input_shape)
+                 if axis < lead or (shape[axis - lead] == 1 and full != 1))
 
 
 @constexpr
 def _is_empty(shape):
-    return 0 in shape
+    """Known to be empty when the graph compiles. An empty input of unknown shape goes through the kernels: their
+    tiling plans nothing for it, and CANN's generated aclnn code asks to launch an op with an empty output only when
+    its OpDef sets LaunchWithZeroEleOutputTensors, which these do not."""
+    return shape_is_known(shape) and 0 in shape
 
 
 @constexpr
@@ -277,6 +406,8 @@ class _Loss(nn.Cell):
             loss = ops.mean(loss)
         elif self.reduction == "sum":
             loss = ops.sum(loss)
+        if self.reduction != "none" and not _shapes_are_known(ops.shape(x)):
+            loss = _where_empty(x, ops.full((), _EMPTY_REDUCTIONS[self.reduction], dtype=_FLOAT32), loss)
         return ops.cast(loss, y.dtype)
 
     def _elementwise_loss(self, x, y, w, p, dtype):
@@ -310,6 +441,8 @@ class _Loss(nn.Cell):
             dw = _sum_to(unweighted * g, w)
         if self.has_pos_weight:
             dp = _sum_to(-weight_g * y32 * log_sigmoid, p)
+        if not _shapes_are_known(ops.shape(x)):
+            dw, dp = _where_empty(x, _zeros_like(dw), dw), _where_empty(x, _zeros_like(dp), dp)
         return self._present_gradients(ops.cast(dx, x.dtype), ops.cast(dy, y.dtype), dw, dp)
 
     def _present_gradients(self, dx, dy, dw, dp):
@@ -374,16 +507,39 @@ def _kernel_operand(operand, x, dtype):
     return operand * _ones_like(ops.cast(x, dtype))
 
 
-def _sum_to(gradient, operand):
-    """A float32 gradient on the input's shape summed down to `operand`'s shape and cast to its dtype."""
-    axes = _broadcast_axes(ops.shape(operand), ops.shape(gradient))
-    if axes:
-        gradient = ops.sum(gradient, axes, keepdim=True)
-    return ops.cast(ops.reshape(gradient, ops.shape(operand)), operand.dtype)
+def _sum_to_function():
+    """A function summing a float32 gradient on the input's shape down to `operand`'s shape, cast to its dtype; shapes
+    a graph does not know when it compiles are summed with axes computed when it runs. One per context: MindSpore
+    2.10 cannot compile a graph that reaches one branching function from a forward and from a bprop."""
+
+    def sum_to(gradient, operand):
+        if _shapes_are_known(ops.shape(gradient), ops.shape(operand)):
+            axes = _broadcast_axes(ops.shape(operand), ops.shape(gradient))
+            if axes:
+                gradient = ops.sum(gradient, axes, keepdim=True)
+            return ops.cast(ops.reshape(gradient, ops.shape(operand)), operand.dtype)
+        return ops.cast(primitives.sum_to_shape_of(gradient, operand), operand.dtype)
+
+    return sum_to
+
+
+_sum_to = _sum_to_function()  # the losses' bprops
+_sum_to_in_kernel_bprops = _sum_to_function()  # the kernels' bprops, which a second-order gradient reaches
+
+
+# What mean and sum give for an empty input (docs/contract.md §8).
+_EMPTY_REDUCTIONS = {"mean": float("nan"), "sum": 0.0}
+
+
+def _where_empty(x, value, otherwise):
+    """`value` where x turns out to be empty when the graph runs, else `otherwise`: a reduction over an empty tensor of
+    unknown shape is not relied on (MindSpore's CPU kernels return leftover memory). No branch, as _sum_to_function
+    explains."""
+    return ops.where(ops.dyn_shape(x).prod() == 0, value, otherwise)
 
 
 def _empty_input_loss(x, y, reduction):
     """Nothing to launch: none gives an empty loss, mean NaN, sum 0 (a reduction over nothing is not relied on)."""
     if reduction == "none":
         return ops.zeros(ops.shape(x), y.dtype)
-    return ops.full((), float("nan") if reduction == "mean" else 0.0, dtype=y.dtype)
+    return ops.full((), _EMPTY_REDUCTIONS[reduction], dtype=y.dtype)

@@ -247,6 +247,12 @@ def _sum_to(tensor, like):
         return tensor
     if not in_graph():
         return tensor if tensor.shape == like.shape else tensor.sum_to_size(like.shape)
+    return sum_to_shape_of(tensor, like)
+
+
+def sum_to_shape_of(tensor, like):
+    """`tensor`, broadcast from `like`'s shape, summed over the broadcast dimensions in any mode. No branch:
+    MindSpore 2.10 cannot compile a graph that reaches a branching function from both a forward and a bprop."""
     # A graph may know neither shape (mindspore.jit(dynamic=1), set_inputs), where Tensor.sum_to_size cannot
     # compile: the axes to sum are computed as a tensor from both shapes, also tensors, when the graph runs.
     shape, like_shape = ops.dyn_shape(tensor), ops.dyn_shape(like)

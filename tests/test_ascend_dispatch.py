@@ -146,17 +146,10 @@ def test_promoted_dtype(dispatch):
     ((), (4, 3), True), ((1,), (4, 3), True), ((3, 1, 1), (2, 3, 4, 5), True), ((4, 5), (2, 3, 4, 5), True),
     ((1, 3, 1, 5), (2, 3, 4, 5), False), ((3, 1, 5), (2, 3, 4, 5), False), ((2, 1, 1, 5), (2, 3, 4, 5), False),
     ((2, 1, 3), (2, 1, 3), True), ((2, 1, 1), (2, 1, 3), True), ((1, 2, 1), (2, 1, 2, 1, 2, 1, 2, 1), True),
-    ((3,), (-1, 3), False)])
+    ((3,), (-1, 3), False), ((3,), (None, 3), False), ((None,), (4, 3), False), ((3,), None, False),
+    (None, (4, 3), False)])
 def test_kernel_follows_broadcast(dispatch, shape, input_shape, follows):
     assert dispatch.kernel_follows_broadcast(shape, input_shape) is follows
-
-
-def test_broadcast_axes(dispatch):
-    assert dispatch.broadcast_axes((3,), (4, 3)) == (0,)
-    assert dispatch.broadcast_axes((4, 1), (4, 3)) == (1,)
-    assert dispatch.broadcast_axes((), (2, 3)) == (0, 1)
-    assert dispatch.broadcast_axes((1, 3, 1, 1), (2, 3, 4, 5)) == (0, 2, 3)
-    assert dispatch.broadcast_axes((4, 3), (4, 3)) == ()
 
 
 def _describe_broadcast_library(tmp_path):
@@ -261,6 +254,84 @@ def test_aclnn_kernels_refuse_to_build_without_the_op_package(dispatch, monkeypa
     monkeypatch.delenv("ASCEND_OPP_PATH", raising=False)
     with pytest.raises(dispatch.OpPackageNotFound, match="ASCEND_CUSTOM_OPP_PATH is unset"):
         dispatch.aclnn_kernels()
+
+
+def _library_with(tmp_path, functions):
+    """A shared library exporting `functions` (C, no arguments), or None without a compiler."""
+    compiler = shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        pytest.skip("a C++ compiler is needed to build a stand-in op package library")
+    source = tmp_path / "opapi.cpp"
+    source.write_text("".join(f'extern "C" int {name}() {{ return 0; }}\n' for name in functions))
+    library = tmp_path / "libcust_opapi.so"
+    subprocess.run([compiler, "-shared", "-fPIC", str(source), "-o", str(library)], check=True)
+    return library
+
+
+def _usable_vendor(dispatch, tmp_path, functions, socs=("ascend910b",)):
+    """A vendor directory whose library exports `functions` and whose op info covers `socs`."""
+    vendor = _vendor(tmp_path / "ms_bcewl", _op_package_files(dispatch) + [
+        os.path.join("op_impl", "ai_core", "tbe", "config", soc, f"aic-{soc}-ops-info.json") for soc in socs])
+    shutil.copy(_library_with(tmp_path, functions), vendor / dispatch.OP_PACKAGE_LIBRARY)
+    return vendor
+
+
+OPP = {"ASCEND_OPP_PATH": "/usr/local/Ascend/ascend-toolkit/latest/opp"}
+
+
+def test_a_complete_op_package_for_the_devices_soc_is_usable(dispatch, tmp_path):
+    vendor = _usable_vendor(dispatch, tmp_path, dispatch.aclnn_functions(), socs=("ascend910b", "ascend910_93"))
+    assert dispatch.op_package_socs(str(vendor)) == ["ascend910_93", "ascend910b"]
+    for soc in ("ascend910b", "ascend910_93", ""):
+        assert dispatch.op_package_problem(str(vendor), OPP, soc) is None
+    environ = dict(OPP, ASCEND_CUSTOM_OPP_PATH=str(vendor))
+    assert dispatch.require_usable_op_package(environ, "ascend910b") == str(vendor)
+
+
+def test_an_op_package_mindspore_could_not_use_is_refused_with_what_to_do(dispatch, tmp_path):
+    functions = dispatch.aclnn_functions()
+    assert functions == ["aclnnMsBcewlSigmoidCrossEntropyWithLogitsGetWorkspaceSize",
+                         "aclnnMsBcewlSigmoidCrossEntropyWithLogits",
+                         "aclnnMsBcewlSigmoidCrossEntropyWithLogitsGradGetWorkspaceSize",
+                         "aclnnMsBcewlSigmoidCrossEntropyWithLogitsGrad"]
+    vendor = str(_usable_vendor(dispatch, tmp_path, functions[:1]))
+    assert "ASCEND_OPP_PATH is unset" in dispatch.op_package_problem(vendor, {}, "ascend910b")
+    problem = dispatch.op_package_problem(vendor, OPP, "ascend910b")
+    assert problem.startswith(os.path.join(vendor, dispatch.OP_PACKAGE_LIBRARY) + " lacks")
+    assert ", ".join(functions[1:]) in problem and "Rebuild" in problem
+    with pytest.raises(dispatch.OpPackageUnusable, match="ms_bcewl cannot use its CANN op package") as error:
+        dispatch.require_usable_op_package(dict(OPP, ASCEND_CUSTOM_OPP_PATH=vendor), "ascend910b")
+    assert isinstance(error.value, ImportError)
+
+    (tmp_path / "other").mkdir()
+    other = _usable_vendor(dispatch, tmp_path / "other", functions)
+    assert "holds kernels for ascend910b, and this device is ascend310p" in dispatch.op_package_problem(
+        str(other), OPP, "ascend310p")
+    broken = _vendor(tmp_path / "broken", _op_package_files(dispatch))  # an empty file as the library
+    assert "does not load" in dispatch.op_package_problem(str(broken), OPP, "ascend910b")
+
+
+def test_the_socs_the_dispatch_names_are_the_op_packages(dispatch):
+    with open(os.path.join(OP_HOST, "bcewl_cann_host.h")) as header:
+        socs = re.search(r"kSocVersions\[\] = \{([^}]*)\}", header.read()).group(1)
+    assert tuple(re.findall(r'"(\w+)"', socs)) == dispatch.SOC_VERSIONS
+
+
+@pytest.mark.parametrize("previous", [None, "relative_cache", "/an/absolute/cache"])
+def test_callbacks_are_compiled_to_an_absolute_path(dispatch, tmp_path, monkeypatch, previous):
+    from mindspore.ops.operations import custom_ops
+
+    monkeypatch.chdir(tmp_path)
+    if previous is None:
+        monkeypatch.delenv(dispatch.COMPILER_CACHE_VARIABLE, raising=False)
+    else:
+        monkeypatch.setenv(dispatch.COMPILER_CACHE_VARIABLE, previous)
+    with dispatch.callbacks_compiled_to_an_absolute_path(os.environ):
+        path = custom_ops._get_cache_path()  # pylint: disable=protected-access
+    expected = os.path.join(str(tmp_path), previous or "custom_kernel_meta") if previous != "/an/absolute/cache" \
+        else previous
+    assert os.path.isabs(path) and os.path.normpath(path) == os.path.normpath(expected)
+    assert os.environ.get(dispatch.COMPILER_CACHE_VARIABLE) == previous
 
 
 # ---- Part two: the composition, with stand-in kernels ---------------------------------------------------------
@@ -445,3 +516,169 @@ def test_the_composition_compiles_in_graph_mode(dispatch, mode):
     inputs = _inputs(case)
     ref.check_loss(case, Net()(*inputs))
     ref.check_grads(case, None, ms.grad(Net(), grad_position=(0, 1, 2, 3))(*inputs))
+
+
+def _dynamic_spec(letter, shape):
+    """A set_inputs placeholder: d unknown dims, r unknown rank."""
+    import mindspore as ms
+
+    return ms.Tensor(shape=[None] * len(shape) if letter == "d" else None, dtype=ms.float32)
+
+
+# (variant, reduction, letters of x, y, w, p): unknown dims and unknown rank on every argument and in mixes.
+DYNAMIC_CASES = [("plain", "mean", "dd"), ("plain", "none", "rr"), ("weight", "sum", "ddd"),
+                 ("pos_weight", "mean", "rdr"), ("both", "none", "dddd"), ("both", "mean", "rrrr"),
+                 ("both", "sum", "drdr")]
+
+
+@pytest.mark.parametrize("mode", ["graph"], indirect=True)
+@pytest.mark.parametrize("variant, reduction, letters", DYNAMIC_CASES)
+def test_the_composition_compiles_and_runs_with_unknown_dims_and_rank(dispatch, mode, variant, reduction, letters):
+    import mindspore as ms
+
+    has_weight, has_pos_weight = variant in ("weight", "both"), variant in ("pos_weight", "both")
+    loss_fn = dispatch.forward_table(_stand_in_kernels(dispatch))[(has_weight, has_pos_weight, reduction)]
+    case = ref.matrix_case(reduction, variant, "fp32")
+    inputs = _inputs(case)
+
+    class Net(ms.nn.Cell):
+        def construct(self, *args):
+            return loss_fn(*args)
+
+    net = Net()
+    net.set_inputs(*(_dynamic_spec(letter, tuple(t.shape)) for letter, t in zip(letters, inputs)))
+    ref.check_loss(case, net(*inputs))
+    grad_net = ms.grad(net, grad_position=tuple(range(len(inputs))))
+    grads = grad_net(*inputs)
+    ref.check_grads(case, None, grads if isinstance(grads, tuple) else (grads,))
+
+
+@pytest.mark.parametrize("mode", ["graph"], indirect=True)
+@pytest.mark.parametrize("reduction, expected", [("none", np.zeros((0, 3))), ("mean", np.nan), ("sum", 0.0)])
+def test_an_empty_input_of_unknown_shape_goes_through_the_kernels(dispatch, mode, reduction, expected):
+    import mindspore as ms
+
+    loss_fn = dispatch.forward_table(_stand_in_kernels(dispatch))[(True, True, reduction)]
+    case = ref.make_case((0, 3), (3,), (3,), reduction)
+    inputs = _inputs(case)
+
+    class Net(ms.nn.Cell):
+        def construct(self, *args):
+            return loss_fn(*args)
+
+    net = Net()
+    net.set_inputs(*(_dynamic_spec("d", tuple(t.shape)) for t in inputs))
+    np.testing.assert_array_equal(ref.to_f64(net(*inputs)), expected)
+    grads = ms.grad(net, grad_position=(0, 1, 2, 3))(*inputs)
+    assert [tuple(t.shape) for t in grads] == [(0, 3), (0, 3), (3,), (3,)]
+    np.testing.assert_array_equal(ref.to_f64(grads[2]), np.zeros(3))
+
+
+# ---- Part three: second order, through opaque kernels with the dispatch's bprops ---------------------------------
+
+
+def _numpy_forward(x, y, w, p):
+    """The forward kernel's contract in numpy: float32 loss with the limits at infinite logits."""
+    x, y, w, p = (np.asarray(a, np.float32) for a in (x, y, w, p))
+
+    def zero_limit_product(c, v):
+        return np.where((c == 0) & np.isinf(v), np.float32(0.0), c * v)
+
+    with np.errstate(all="ignore"):
+        softplus = np.log1p(np.exp(-np.abs(x)))
+        loss = (zero_limit_product(1 - y, np.maximum(x, 0)) - zero_limit_product(p * y, np.minimum(x, 0))
+                + (1 + (p - 1) * y) * softplus)
+        return np.broadcast_to(zero_limit_product(w, loss), x.shape).astype(np.float32)
+
+
+def _numpy_grad(x, y, dout, scale, w, p):
+    """The gradient kernel's contract in numpy: dx in x's dtype."""
+    xf, yf, g, wf, pf = (np.asarray(a, np.float32) for a in (x, y, dout, w, p))
+    with np.errstate(all="ignore"):
+        sigmoid = 1 / (1 + np.exp(-xf))
+        dx = wf * ((pf * yf + 1 - yf) * sigmoid - pf * yf) * g * np.float32(scale)
+    return np.broadcast_to(dx, xf.shape).astype(x.dtype)
+
+
+def _opaque_kernels(dispatch):
+    """The kernels as pyfunc ops.Custom primitives, which MindSpore differentiates only through the bprops the
+    dispatch gives the op package's kernels."""
+    from mindspore import ops
+
+    forward_spec, grad_spec = dispatch.forward_kernel_spec(), dispatch.grad_kernel_spec()
+    forward = ops.Custom(_numpy_forward, out_shape=dispatch.kernel_output_shape,
+                         out_dtype=dispatch.kernel_output_dtype(forward_spec), func_type="pyfunc",
+                         bprop=dispatch.forward_kernel_bprop)
+    grad = ops.Custom(_numpy_grad, out_shape=dispatch.kernel_output_shape,
+                      out_dtype=dispatch.kernel_output_dtype(grad_spec), func_type="pyfunc",
+                      bprop=dispatch.grad_kernel_bprop)
+    return dispatch.Kernels(forward, grad)
+
+
+def _ascend_second_order(dispatch, case, g, cotangents):
+    """The gradient of sum_k sum(c_k * d_k), d_k the Ascend composition's gradients of sum(g * loss), with respect
+    to the present arguments and g (as tests/test_second_order.py's run_second_order, on the composition)."""
+    import mindspore as ms
+    from mindspore import nn
+
+    loss_fn = dispatch.forward_table(_opaque_kernels(dispatch))[(case.w is not None, case.p is not None,
+                                                                 case.reduction)]
+    positions = ref.positions(case)
+
+    class LossWithSens(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.has_weight, self.has_pos_weight = case.w is not None, case.p is not None
+
+        def construct(self, x, y, w, p, gt):
+            if self.has_weight and self.has_pos_weight:
+                loss = loss_fn(x, y, w, p)
+            elif self.has_weight:
+                loss = loss_fn(x, y, w)
+            elif self.has_pos_weight:
+                loss = loss_fn(x, y, p)
+            else:
+                loss = loss_fn(x, y)
+            return (loss.astype(ms.float32) * gt).sum()
+
+    class Contracted(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.loss = LossWithSens()
+
+        def construct(self, x, y, w, p, gt, cotangent_tensors):
+            grads = ms.grad(self.loss, grad_position=positions)(x, y, w, p, gt)
+            grads = grads if isinstance(grads, tuple) else (grads,)
+            total = 0.0
+            for k in range(len(positions)):
+                total = total + (grads[k].astype(ms.float32) * cotangent_tensors[k]).sum()
+            return total
+
+    x, y, w, p = (ref.to_tensor(np.zeros(1) if a is None else a, d) for a, d in zip(case.args, case.dtypes))
+    out = ms.grad(Contracted(), grad_position=(0, 1, 2, 3, 4))(
+        x, y, w, p, ref.to_tensor(g, case.out_dtype), tuple(ref.to_tensor(c) for c in cotangents))
+    return [ref.to_f64(t) for t, a in zip(out, case.args + (g,)) if a is not None]
+
+
+@pytest.mark.parametrize("reduction", ref.REDUCTIONS)
+@pytest.mark.parametrize("variant", sorted(ref.VARIANTS))
+def test_second_order_gradients_go_through_the_kernels_bprops(dispatch, pynative, variant, reduction):
+    """The contract's second-order gradients (§4), here where the kernels are opaque: the dispatch's bprops of the
+    forward and gradient kernels, checked against float64 finite differences of the first-order gradients."""
+    import test_second_order as second
+
+    case, g, cotangents = second.second_order_case(variant, reduction)
+    got = _ascend_second_order(dispatch, case, g, cotangents)
+    expected = second.finite_differences(second.contraction(case, cotangents), list(case.args) + [g])
+    assert len(got) == len(expected)
+    second.assert_second_order(got, expected, 2e-4, 2e-6, f"{variant}/{reduction}")
+
+
+@pytest.mark.parametrize("mode", ["graph"], indirect=True)
+def test_second_order_gradients_through_the_kernels_compile_in_graph_mode(dispatch, mode):
+    import test_second_order as second
+
+    case, g, cotangents = second.second_order_case("both", "mean")
+    got = _ascend_second_order(dispatch, case, g, cotangents)
+    expected = second.finite_differences(second.contraction(case, cotangents), list(case.args) + [g])
+    second.assert_second_order(got, expected, 2e-4, 2e-6, "both/mean in graph mode")

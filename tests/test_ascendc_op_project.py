@@ -81,3 +81,20 @@ def test_the_stand_ins_declare_only_headers_op_host_includes():
     stand_ins = {os.path.relpath(os.path.join(directory, name), STAND_IN)
                  for directory, _, names in os.walk(STAND_IN) for name in names if name.endswith(".h")}
     assert stand_ins - {"graph/types.h"} <= used, "a stand-in header nothing in op_host includes"
+
+
+def test_the_op_package_is_built_for_atlas_a2_and_a3_in_every_opdef_and_the_build():
+    """Atlas A2 (ascend910b, the SoC of the vendor's own 910B kernels of this loss) and A3 (ascend910_93), whose
+    AI core runs every instruction the kernels use; not ascend950, where Div, Exp, Ln and DataCopyPad GM -> UB
+    of the kind the kernels call are documented as unsupported."""
+    with open(os.path.join(ASCENDC, "op_host", "bcewl_cann_host.h")) as header:
+        socs = re.search(r"kSocVersions\[\] = \{([^}]*)\}", header.read()).group(1)
+    assert re.findall(r'"(\w+)"', socs) == ["ascend910b", "ascend910_93"]
+    for name in os.listdir(os.path.join(ASCENDC, "op_host")):
+        if name.endswith("_def.cpp"):
+            with open(os.path.join(ASCENDC, "op_host", name)) as source:
+                text = source.read()
+            assert "AddSocConfigs(this->AICore()" in text and "AddConfig(" not in text, name
+    with open(os.path.join(ASCENDC, "CMakeLists.txt")) as cmake:
+        default = re.search(r'set\(MS_BCEWL_OPP_SOC "([^"]*)"', cmake.read()).group(1)
+    assert default == "ascend910b;ascend910_93"

@@ -3,7 +3,8 @@
 // and the project's stand-ins only.
 #include "bcewl_cann_host.h"
 
-#include <cstring>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 #include "bcewl_tiling.h"
@@ -65,19 +66,28 @@ bcewl::PlatformLimits ReadPlatform(gert::TilingContext *context) {
   return limits;
 }
 
+// CANN gives a custom op's host code no public log: a failed tiling says why on stderr, then fails the launch.
+ge::graphStatus TilingFailed(const char *opType, const std::string &why) {
+  std::fprintf(stderr, "ms_bcewl: tiling of %s failed: %s\n", opType, why.c_str());
+  return ge::GRAPH_FAILED;
+}
+
 // Stores the plan: tiling bytes, its variant's key (the kernel binary that runs) and the core count. The
-// workspace is 0: the kernels use none, and the system workspace (GetLibApiWorkSpaceSize) is only for library
-// APIs that need one, which they do not call.
+// tiling buffer holds the struct the kernels register (REGISTER_TILING_DEFAULT), whose size the op compiler
+// recorded. The workspace is 0: the kernels use none, and the system workspace (GetLibApiWorkSpaceSize) is only
+// for library APIs that need one, which they do not call.
 template <typename TilingData>
-ge::graphStatus Store(gert::TilingContext *context, const bcewl::TilingPlan<TilingData> &plan) {
-  if (!plan.ok()) return ge::GRAPH_FAILED;
-  gert::TilingData *raw = context->GetRawTilingData();
+ge::graphStatus Store(gert::TilingContext *context, const char *opType, const bcewl::TilingPlan<TilingData> &plan) {
+  if (!plan.ok()) return TilingFailed(opType, plan.error);
+  TilingData *data = context->GetTilingData<TilingData>();
   size_t *workspaces = context->GetWorkspaceSizes(1);
-  if (raw == nullptr || raw->GetCapacity() < sizeof(TilingData) || workspaces == nullptr) return ge::GRAPH_FAILED;
-  std::memcpy(raw->GetData(), &plan.data, sizeof(TilingData));
-  raw->SetDataSize(sizeof(TilingData));
+  if (data == nullptr || workspaces == nullptr) {
+    return TilingFailed(opType, "no room for the " + std::to_string(sizeof(TilingData)) +
+                                    "-byte tiling struct: was the op package built from these kernels?");
+  }
+  *data = plan.data;
   workspaces[0] = 0;
-  if (context->SetTilingKey(plan.tilingKey) != ge::GRAPH_SUCCESS) return ge::GRAPH_FAILED;
+  if (context->SetTilingKey(plan.tilingKey) != ge::GRAPH_SUCCESS) return TilingFailed(opType, "SetTilingKey");
   return context->SetBlockDim(plan.blockDim);
 }
 
@@ -100,24 +110,31 @@ bool IsOneElement(const gert::StorageShape *shape) {
   return shape != nullptr && ElementCount(Dims(shape->GetStorageShape())) == 1;
 }
 
+constexpr char kForwardOp[] = "MsBcewlSigmoidCrossEntropyWithLogits";
+constexpr char kGradOp[] = "MsBcewlSigmoidCrossEntropyWithLogitsGrad";
+constexpr char kUnreadableInputs[] =
+    "inputs unreadable, of an unsupported dtype, or broadcast in a way the kernel cannot follow";
+
 }  // namespace
 
 ge::graphStatus MsBcewlSigmoidCrossEntropyWithLogitsTilingFunc(gert::TilingContext *context) {
   bcewl::ForwardTilingRequest request;
   std::vector<int64_t> dims;
-  if (context == nullptr || !ReadCommon(context, kForwardWeight, &dims, &request)) return ge::GRAPH_FAILED;
-  return Store(context, bcewl::PlanForward(request));
+  if (context == nullptr) return ge::GRAPH_FAILED;
+  if (!ReadCommon(context, kForwardWeight, &dims, &request)) return TilingFailed(kForwardOp, kUnreadableInputs);
+  return Store(context, kForwardOp, bcewl::PlanForward(request));
 }
 
 ge::graphStatus MsBcewlSigmoidCrossEntropyWithLogitsGradTilingFunc(gert::TilingContext *context) {
   bcewl::GradTilingRequest request;
   std::vector<int64_t> dims;
-  if (context == nullptr || !ReadCommon(context, kGradWeight, &dims, &request) ||
-      !DescribeInput(context->GetInputShape(kGradDout), dims, &request.dout) ||
-      !IsOneElement(context->GetInputShape(kGradScale))) {
-    return ge::GRAPH_FAILED;
+  if (context == nullptr) return ge::GRAPH_FAILED;
+  if (!ReadCommon(context, kGradWeight, &dims, &request) ||
+      !DescribeInput(context->GetInputShape(kGradDout), dims, &request.dout)) {
+    return TilingFailed(kGradOp, kUnreadableInputs);
   }
-  return Store(context, bcewl::PlanGrad(request));
+  if (!IsOneElement(context->GetInputShape(kGradScale))) return TilingFailed(kGradOp, "scale must be one element");
+  return Store(context, kGradOp, bcewl::PlanGrad(request));
 }
 
 }  // namespace optiling

@@ -17,6 +17,18 @@ ge::graphStatus MsBcewlSigmoidCrossEntropyWithLogitsGradTilingFunc(gert::TilingC
 
 namespace ops {
 
+// The SoCs the op package is built for: Atlas A2 (ascend910b, as the vendor's own 910B kernels of this loss) and
+// Atlas A3 (ascend910_93), the same AI core, where asc-devkit's API pages list every instruction the kernels use.
+const char *const kSocVersions[] = {"ascend910b", "ascend910_93"};
+
+// One AI core config per SoC, each declaring what the kernels handle: unknown dims and rank, and static shapes
+// compiled as dynamic ones (the tiling passed at launch; a static compile, which embeds it, reads the same struct).
+inline void AddSocConfigs(OpAICoreDef &aicore) {
+  OpAICoreConfig config;
+  config.DynamicCompileStaticFlag(true).DynamicRankSupportFlag(true).DynamicShapeSupportFlag(true);
+  for (const char *soc : kSocVersions) aicore.AddConfig(soc, config);
+}
+
 // Declares an ND tensor parameter accepting `dtypes` (one entry per supported dtype combination).
 template <typename Param, typename Presence>
 Param &NdTensor(Param &param, Presence presence, const std::vector<ge::DataType> &dtypes) {

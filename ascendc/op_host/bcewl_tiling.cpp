@@ -146,7 +146,8 @@ void ChunkTiles(const UbCost &cost, uint64_t ubBytes, uint64_t blockElements, ui
   TileGeometry &g = plan->geometry;
   const uint64_t maxChunk = MaxTileCapacity(cost, ubBytes);  // a multiple of blockElements too
   if (maxChunk == 0) {
-    plan->error = "UB too small for tiles of " + std::to_string(kTileCapacityAlignment) + " elements";
+    plan->error = "UB too small for tiles of " + std::to_string(kTileCapacityAlignment) +
+                  " elements: " + std::to_string(ubBytes) + " bytes left for buffers";
     return;
   }
   const uint64_t chunksWanted = std::max(CeilDiv(g.rowLength, maxChunk), CeilDiv(coresWanted, rowCount));
@@ -170,9 +171,10 @@ GeometryPlan PlanGeometry(uint64_t totalLength, DtypeCode dtype, const KernelBuf
                           const std::vector<OperandTiling *> &operands, const PlatformLimits &platform) {
   if (totalLength == 0) return EmptyGeometry();
   GeometryPlan plan;
-  const uint64_t reserved = buffers.selectMask ? kSelectScratchUbBytes : 0;
+  const uint64_t reserved = kUbMarginBytes + (buffers.selectMask ? kSelectScratchUbBytes : 0);
   if (platform.ubBytes <= reserved) {
-    plan.error = "UB too small: Select needs " + std::to_string(reserved) + " bytes of it left free";
+    plan.error = "UB too small: the platform has " + std::to_string(platform.ubBytes) +
+                 " bytes and the kernel leaves " + std::to_string(reserved) + " of them free";
     return plan;
   }
   const uint64_t ubBytes = platform.ubBytes - reserved;
@@ -300,9 +302,13 @@ TilingPlan<GradTilingData> PlanGrad(const GradTilingRequest &request) {
   data.weight = Normalize(request.weight, n);
   data.posWeight = Normalize(request.posWeight, n);
   const uint64_t inputBytes = DtypeBytes(request.dtype);
-  const KernelBuffers buffers{inputBytes, inputBytes,
-                              inputBytes == kFloatBytes ? kGradFloat32ScratchTiles : kGrad16BitScratchTiles, false};
-  Finish(PlanGeometry(n, request.dtype, buffers, {&data.dout, &data.weight, &data.posWeight}, request.platform), &plan);
+  const uint64_t scratchTiles = kGradOnesScratchTiles + (inputBytes == kFloatBytes ? 0 : kGrad16BitResultScratchTiles) +
+                                (request.posWeight.present ? kGradPosWeightScratchTiles : 0);
+  const KernelBuffers buffers{inputBytes, inputBytes, scratchTiles, false};
+  // A single-value dout is read once into a scalar factor: no buffer (GradKernel::Run).
+  std::vector<OperandTiling *> operands{&data.weight, &data.posWeight};
+  if (data.dout.mode != kOperandRunConstant || data.dout.period != 1) operands.push_back(&data.dout);
+  Finish(PlanGeometry(n, request.dtype, buffers, operands, request.platform), &plan);
   return plan;
 }
 

@@ -23,6 +23,9 @@ constexpr uint32_t kMaxRowsPerTile = 4095;
 constexpr uint32_t kTileCapacityAlignment = 256;
 // UB that Select's tensor modes need left unallocated as their scratch (Atlas A2); the forward kernel uses them.
 constexpr uint64_t kSelectScratchUbBytes = 8 * 1024;
+// UB every plan leaves unallocated beyond that: the margin the vendor's 910B gradient kernel of this loss leaves
+// for float32 (ops-nn sigmoid_cross_entropy_with_logits_grad_v2 reserves 4 to 64 KiB of the platform's UB size).
+constexpr uint64_t kUbMarginBytes = 16 * 1024;
 
 // An operand broadcast onto the loss: flat loss element i reads operand[(i / inner) % period]. The constructors
 // keep brace initialisation working under C++11, where member initialisers make a struct no aggregate.

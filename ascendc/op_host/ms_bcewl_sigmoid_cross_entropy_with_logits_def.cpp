@@ -15,7 +15,7 @@ class MsBcewlSigmoidCrossEntropyWithLogits : public OpDef {
     NdTensor(this->Input("pos_weight"), OPTIONAL, inputTypes);
     NdTensor(this->Output("loss"), REQUIRED, {ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT});
     this->SetInferShape(ge::InferShapeLikePredict).SetInferDataType(ge::InferDataTypeFloat);
-    this->AICore().SetTiling(optiling::MsBcewlSigmoidCrossEntropyWithLogitsTilingFunc).AddConfig("ascend910b");
+    AddSocConfigs(this->AICore().SetTiling(optiling::MsBcewlSigmoidCrossEntropyWithLogitsTilingFunc));
   }
 };
 

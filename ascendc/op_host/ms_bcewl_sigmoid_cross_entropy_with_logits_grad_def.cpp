@@ -20,7 +20,7 @@ class MsBcewlSigmoidCrossEntropyWithLogitsGrad : public OpDef {
     NdTensor(this->Input("pos_weight"), OPTIONAL, types);
     NdTensor(this->Output("gradient"), REQUIRED, types);
     this->SetInferShape(ge::InferShapeLikePredict).SetInferDataType(ge::InferDataTypeLikePredict);
-    this->AICore().SetTiling(optiling::MsBcewlSigmoidCrossEntropyWithLogitsGradTilingFunc).AddConfig("ascend910b");
+    AddSocConfigs(this->AICore().SetTiling(optiling::MsBcewlSigmoidCrossEntropyWithLogitsGradTilingFunc));
   }
 };
 

@@ -29,16 +29,6 @@ __aicore__ inline uint32_t AlignUpBytes(uint32_t bytes) {
   return (bytes + kUbBlockBytes - 1) / kUbBlockBytes * kUbBlockBytes;
 }
 
-template <typename TilingData>
-__aicore__ inline void LoadTiling(GM_ADDR tiling, TilingData *data) {
-  static_assert(sizeof(TilingData) % sizeof(uint32_t) == 0, "tiling data is copied word by word");
-  const __gm__ uint32_t *src = reinterpret_cast<const __gm__ uint32_t *>(tiling);
-  uint32_t *dst = reinterpret_cast<uint32_t *>(data);
-  for (uint32_t i = 0; i < sizeof(TilingData) / sizeof(uint32_t); ++i) {
-    dst[i] = src[i];
-  }
-}
-
 __aicore__ inline OperandTiling FullShapeOperand(const TileGeometry &geometry) {
   OperandTiling full{kOperandStream, 0, geometry.totalLength, 1};
   return full;
@@ -167,6 +157,18 @@ __aicore__ inline float ScalarToFloat(T value) {
   }
 }
 
+// One value for every element (a 0-d or (1,) operand).
+__aicore__ inline bool IsSingleValue(const OperandTiling &operand) {
+  return operand.mode == kOperandRunConstant && operand.period == 1;
+}
+
+template <typename T>
+__aicore__ inline float ReadScalar(GM_ADDR gm) {
+  GlobalTensor<T> value;
+  value.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(gm), 1);
+  return ScalarToFloat(value.GetValue(0));
+}
+
 template <typename T>
 __aicore__ inline void WidenInto(const LocalTensor<float> &dst, const LocalTensor<T> &src, uint32_t count) {
   if constexpr (IsSame<T, float>::value) {
@@ -200,6 +202,9 @@ class InputOperand {
     if (tiling.mode == kOperandRowResident) {
       pipe.InitBuffer(inQueue_, 1, rowStride_ * static_cast<uint32_t>(sizeof(T)));
       LoadResidentRows(geometry.rowsPerTile);
+    } else if (IsSingleValue(tiling)) {  // the same value in every tile: filled once
+      const float value = ScalarToFloat(gm_.GetValue(0));
+      Duplicate(floatBuf_.template Get<float>(), value, static_cast<int32_t>(geometry.tileCapacity));
     }
   }
 
@@ -232,7 +237,7 @@ class InputOperand {
       }
     }
     values = floatBuf_.template Get<float>();
-    if (tiling_.mode == kOperandRunConstant) {
+    if (tiling_.mode == kOperandRunConstant && !IsSingleValue(tiling_)) {
       FillRuns(values, tile);
     }
     return values;
@@ -479,6 +484,40 @@ struct DtypeOfCode<kDtypeBFloat16> {
   using type = bfloat16_t;
 };
 
+template <typename... GmAddrs>
+__aicore__ inline GM_ADDR NthAddress(uint32_t n, GmAddrs... gm) {
+  GM_ADDR addresses[] = {gm...};
+  return addresses[n];
+}
+
+// A single-value weight or pos_weight equal to 1, which is what the adapter passes for an absent one.
+template <typename T>
+__aicore__ inline bool IsUnitScalar(const OperandTiling &operand, GM_ADDR gm) {
+  return IsSingleValue(operand) && ReadScalar<T>(gm) == 1.0f;
+}
+
+// Runs Kernel<T, HasWeight, HasPosWeight>, or the variant without a weight or pos_weight that is one value equal to
+// 1: the same result (a factor of exactly 1; p = 1 in p * y and 1 + (p - 1) * y) in fewer instructions, for every
+// input the contract covers (an infinite target, outside it, can give NaN with p and not without).
+template <template <typename, bool, bool> class Kernel, typename T, bool HasWeight, bool HasPosWeight,
+          typename TilingData, typename... GmAddrs>
+__aicore__ inline void RunSkippingUnitWeights(const TilingData &tiling, GmAddrs... gm) {
+  using Variant = Kernel<T, HasWeight, HasPosWeight>;
+  if constexpr (HasWeight) {
+    if (IsUnitScalar<T>(tiling.weight, NthAddress(Variant::kWeightArgument, gm...))) {
+      RunSkippingUnitWeights<Kernel, T, false, HasPosWeight>(tiling, gm...);
+      return;
+    }
+  }
+  if constexpr (HasPosWeight) {
+    if (IsUnitScalar<T>(tiling.posWeight, NthAddress(Variant::kPosWeightArgument, gm...))) {
+      RunSkippingUnitWeights<Kernel, T, HasWeight, false>(tiling, gm...);
+      return;
+    }
+  }
+  RunKernel<Variant>(tiling, gm...);
+}
+
 // Runs the variant that tiling key Key names (bcewl_tiling_data.h), decoded at compile time.
 template <template <typename, bool, bool> class Kernel, uint32_t Key, typename TilingData, typename... GmAddrs>
 __aicore__ inline void RunVariant(const TilingData &tiling, GmAddrs... gm) {
@@ -487,8 +526,8 @@ __aicore__ inline void RunVariant(const TilingData &tiling, GmAddrs... gm) {
                     flags == kTilingKeyWeightFlag + kTilingKeyPosWeightFlag,
                 "not a tiling key of bcewl_tiling_data.h");
   using T = typename DtypeOfCode<Key / kTilingKeyDtypeStride>::type;
-  RunKernel<Kernel<T, (flags >= kTilingKeyWeightFlag), (flags % kTilingKeyWeightFlag == kTilingKeyPosWeightFlag)>>(
-      tiling, gm...);
+  RunSkippingUnitWeights<Kernel, T, (flags >= kTilingKeyWeightFlag),
+                         (flags % kTilingKeyWeightFlag == kTilingKeyPosWeightFlag)>(tiling, gm...);
 }
 
 }  // namespace bcewl

@@ -24,8 +24,11 @@ constexpr uint32_t kTilingKeyPosWeightFlag = 1;
 // Float scratch tiles (TBuf) each kernel allocates beside its queues; the host tiling sizes tiles for them. The
 // forward's fourth holds ones for the whole launch, so that 1 - y is one Sub instead of a Muls and an Adds.
 constexpr uint32_t kForwardScratchTiles = 4;
-constexpr uint32_t kGradFloat32ScratchTiles = 1;  // the gradient is computed in the float output buffer itself
-constexpr uint32_t kGrad16BitScratchTiles = 2;    // a 16-bit gradient is computed in a float scratch tile first
+// The gradient's: ones for the launch (sigmoid is 1 / (1 + exp(-x)), a Div), a float result tile for a 16-bit
+// gradient (a float32 one is computed in its output buffer), and two more with pos_weight.
+constexpr uint32_t kGradOnesScratchTiles = 1;
+constexpr uint32_t kGrad16BitResultScratchTiles = 1;
+constexpr uint32_t kGradPosWeightScratchTiles = 2;
 
 // How the kernel realises a broadcast operand (weight, pos_weight, dout). Element i of the output reads
 // operand[(i / inner) % period].

@@ -32,6 +32,10 @@ class ForwardKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, f
   using Base = ElementwiseKernelBase<T, HasWeight, HasPosWeight, float>;
 
  public:
+  // Positions of weight and pos_weight among Run's GM addresses.
+  static constexpr uint32_t kWeightArgument = 2;
+  static constexpr uint32_t kPosWeightArgument = 3;
+
   __aicore__ inline void Run(const ForwardTilingData &tiling, GM_ADDR predict, GM_ADDR target, GM_ADDR weight,
                              GM_ADDR posWeight, GM_ADDR loss) {
     const typename Base::Inputs gm{predict, target, weight, posWeight, loss};
@@ -154,7 +158,8 @@ extern "C" __global__ __aicore__ void ms_bcewl_sigmoid_cross_entropy_with_logits
                                                                                  GM_ADDR loss, GM_ADDR workspace,
                                                                                  GM_ADDR tiling) {
   (void)workspace;  // the tiling asks for none
-  bcewl::ForwardTilingData tilingData;
-  bcewl::LoadTiling(tiling, &tilingData);
+  // The op compiler sizes the launch's tiling by this struct; a static-shape binary carries its bytes itself.
+  REGISTER_TILING_DEFAULT(bcewl::ForwardTilingData);
+  GET_TILING_DATA_WITH_STRUCT(bcewl::ForwardTilingData, tilingData, tiling);
   BCEWL_DISPATCH_BY_TILING_KEY(bcewl::ForwardKernel, tilingData, predict, target, weight, pos_weight, loss)
 }

@@ -10,75 +10,101 @@ class GradKernel : public ElementwiseKernelBase<T, HasWeight, HasPosWeight, T> {
   using Base = ElementwiseKernelBase<T, HasWeight, HasPosWeight, T>;
 
  public:
+  // Positions of weight and pos_weight among Run's GM addresses.
+  static constexpr uint32_t kWeightArgument = 4;
+  static constexpr uint32_t kPosWeightArgument = 5;
+
   __aicore__ inline void Run(const GradTilingData &tiling, GM_ADDR predict, GM_ADDR target, GM_ADDR dout, GM_ADDR scale,
                              GM_ADDR weight, GM_ADDR posWeight, GM_ADDR gradient) {
     const typename Base::Inputs gm{predict, target, weight, posWeight, gradient};
     if (!this->InitCommon(tiling.geometry, gm, tiling.weight, tiling.posWeight, kScratchTiles)) {
       return;
     }
-    dout_.Init(this->pipe_, dout, tiling.dout, tiling.geometry, this->block_);
-    GlobalTensor<float> scaleGm;
-    scaleGm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(scale), 1);
-    scale_ = scaleGm.GetValue(0);
+    // A 0-d dout (mean, sum) joins scale in one factor, read once: no dout tile at all.
+    doutIsSingleValue_ = IsSingleValue(tiling.dout);
+    factor_ = ReadScalar<float>(scale);
+    if (doutIsSingleValue_) {
+      factor_ *= ReadScalar<T>(dout);
+    } else {
+      dout_.Init(this->pipe_, dout, tiling.dout, tiling.geometry, this->block_);
+    }
+    Duplicate(Ones(), 1.0f, static_cast<int32_t>(tiling.geometry.tileCapacity));
     this->ProcessTiles(*this, tiling.geometry);
   }
 
   __aicore__ inline void CopyIn(const TileSpan &tile) {
     this->CopyInCommon(tile);
-    dout_.CopyIn(tile);
+    if (!doutIsSingleValue_) {
+      dout_.CopyIn(tile);
+    }
   }
 
   __aicore__ inline void Compute(const TileSpan &tile) {
     const LocalTensor<float> x = this->predict_.Acquire(tile);
     const LocalTensor<float> y = this->target_.Acquire(tile);
-    const LocalTensor<float> g = dout_.Acquire(tile);
     this->weights_.Acquire(tile);
     const LocalTensor<T> out = this->output_.Alloc();
-    const LocalTensor<float> temp = this->Scratch(0);
     const LocalTensor<float> dx = FloatResult(out);
     const int32_t n = static_cast<int32_t>(tile.count);
 
-    // sigmoid(x) = exp(logsig(x)), logsig(x) = min(x, 0) - softplus(-|x|): no overflow for any x.
-    SoftplusOfNegAbs(dx, x, n);
-    Mins(temp, x, 0.0f, n);
-    Sub(dx, temp, dx, n);
+    // sigmoid(x) = 1 / (1 + exp(-x)): 0 at -inf (exp overflows to inf), 1 at +inf, NaN for NaN.
+    Muls(dx, x, -1.0f, n);
     Exp(dx, dx, n);
+    Adds(dx, dx, 1.0f, n);
+    Div(dx, Ones(), dx, n);
     if constexpr (HasPosWeight) {
-      PosWeightFactor(temp, this->weights_.posWeight, y, n);
-      Mul(dx, dx, temp, n);
-      Mul(temp, this->weights_.posWeight, y, n);
-      Sub(dx, dx, temp, n);
+      // (p * y + 1 - y) * s - p * y as s + (p * y - y) * s - p * y
+      const LocalTensor<float> py = this->Scratch(kPosWeightScratch);
+      const LocalTensor<float> term = this->Scratch(kPosWeightScratch + 1);
+      Mul(py, this->weights_.posWeight, y, n);
+      Sub(term, py, y, n);
+      Mul(term, term, dx, n);
+      Add(dx, dx, term, n);
+      Sub(dx, dx, py, n);
     } else {
       Sub(dx, dx, y, n);
     }
     if constexpr (HasWeight) {
       Mul(dx, dx, this->weights_.weight, n);
     }
-    Mul(dx, dx, g, n);
-    Muls(dx, dx, scale_, n);
+    if (!doutIsSingleValue_) {
+      Mul(dx, dx, dout_.Acquire(tile), n);
+    }
+    if (factor_ != 1.0f) {
+      Muls(dx, dx, factor_, n);
+    }
     if constexpr (!IsSame<T, float>::value) {
       Cast(out, dx, RoundMode::CAST_RINT, tile.count);
     }
 
     this->output_.Push(out);
     this->ReleaseCommon();
-    dout_.Release();
+    if (!doutIsSingleValue_) {
+      dout_.Release();
+    }
   }
 
  private:
-  static constexpr uint32_t kScratchTiles = IsSame<T, float>::value ? kGradFloat32ScratchTiles : kGrad16BitScratchTiles;
+  // Scratch tiles: ones, then a float result for a 16-bit gradient, then the two of pos_weight.
+  static constexpr uint32_t kResultScratch = kGradOnesScratchTiles;
+  static constexpr uint32_t kPosWeightScratch =
+      kResultScratch + (IsSame<T, float>::value ? 0 : kGrad16BitResultScratchTiles);
+  static constexpr uint32_t kScratchTiles = kPosWeightScratch + (HasPosWeight ? kGradPosWeightScratchTiles : 0);
+
+  __aicore__ inline LocalTensor<float> Ones() { return this->Scratch(0); }
 
   __aicore__ inline LocalTensor<float> FloatResult(const LocalTensor<T> &out) {
     if constexpr (IsSame<T, float>::value) {
       return out;
     } else {
       (void)out;
-      return this->Scratch(1);
+      return this->Scratch(kResultScratch);
     }
   }
 
   InputOperand<T> dout_;
-  float scale_ = 1.0f;
+  bool doutIsSingleValue_ = false;
+  float factor_ = 1.0f;  // scale, times dout when dout is one value
 };
 
 }  // namespace bcewl
@@ -87,8 +113,9 @@ extern "C" __global__ __aicore__ void ms_bcewl_sigmoid_cross_entropy_with_logits
     GM_ADDR predict, GM_ADDR target, GM_ADDR dout, GM_ADDR scale, GM_ADDR weight, GM_ADDR pos_weight, GM_ADDR gradient,
     GM_ADDR workspace, GM_ADDR tiling) {
   (void)workspace;  // the tiling asks for none
-  bcewl::GradTilingData tilingData;
-  bcewl::LoadTiling(tiling, &tilingData);
+  // The op compiler sizes the launch's tiling by this struct; a static-shape binary carries its bytes itself.
+  REGISTER_TILING_DEFAULT(bcewl::GradTilingData);
+  GET_TILING_DATA_WITH_STRUCT(bcewl::GradTilingData, tilingData, tiling);
   BCEWL_DISPATCH_BY_TILING_KEY(bcewl::GradKernel, tilingData, predict, target, dout, scale, weight, pos_weight,
                                gradient)
 }

@@ -17,6 +17,7 @@
 #include "ascendc_sim/pipe.h"
 #include "ascendc_sim/sync.h"
 #include "ascendc_sim/tensor.h"
+#include "ascendc_sim/tiling_data.h"
 #include "ascendc_sim/tiling_key.h"
 #include "ascendc_sim/types.h"
 #include "ascendc_sim/vector_math.h"

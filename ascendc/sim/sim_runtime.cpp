@@ -1,8 +1,10 @@
 // Non-template parts of the simulation: the current block, UB allocation, statistics, float conversions.
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "ascendc_sim/context.h"
+#include "ascendc_sim/tiling_data.h"
 #include "ascendc_sim/types.h"
 
 namespace AscendC {
@@ -11,6 +13,7 @@ namespace {
 
 thread_local BlockContext *currentBlock = nullptr;
 thread_local LaunchStats stats;
+thread_local const std::vector<uint8_t> *staticTiling = nullptr;
 
 uint32_t FloatBits(float value) {
   uint32_t bits;
@@ -131,6 +134,34 @@ void BlockContext::CheckFlagsWaited() const {
   if (!setFlags_.empty()) Violation("kernel ended with a SetFlag whose WaitFlag never ran");
 }
 
+void BlockContext::RegisterTiling(const char *name, size_t bytes) {
+  if (!registeredTiling_.empty() && registeredTiling_ != name) {
+    Violation(std::string("REGISTER_TILING_DEFAULT of ") + name + " after " + registeredTiling_ +
+              ": the op compiler takes one default tiling struct");
+  }
+  registeredTiling_ = name;
+  registeredTilingBytes_ = bytes;
+}
+
+const std::vector<uint8_t> *StaticTiling() { return staticTiling; }
+
+const uint8_t *TilingSource(const char *name, size_t bytes, const uint8_t *tiling) {
+  const BlockContext &block = CurrentBlock();
+  if (block.RegisteredTiling() != name || block.RegisteredTilingBytes() != bytes) {
+    Violation(std::string("GET_TILING_DATA_WITH_STRUCT(") + name +
+              ") without REGISTER_TILING_DEFAULT of that struct: the op compiler would size the tiling as 0 bytes");
+  }
+  if (staticTiling != nullptr) {
+    if (staticTiling->size() != bytes) {
+      Violation("static tiling of " + std::to_string(staticTiling->size()) + " bytes for " + name + " of " +
+                std::to_string(bytes));
+    }
+    return staticTiling->data();
+  }
+  if (tiling == nullptr) Violation(std::string("dynamic-shape launch without tiling data for ") + name);
+  return tiling;
+}
+
 BlockContext &CurrentBlock() {
   if (currentBlock == nullptr) Violation("Ascend C call outside SimLaunch");
   return *currentBlock;
@@ -156,9 +187,10 @@ void BlockScope::Finish() {
   context_.CheckFlagsWaited();
 }
 
-void BeginLaunch(uint32_t blockDim) {
+void BeginLaunch(uint32_t blockDim, const std::vector<uint8_t> *tiling) {
   if (blockDim == 0) Violation("launch with blockDim 0");
   stats = LaunchStats{};
+  staticTiling = tiling;
 }
 
 }  // namespace sim

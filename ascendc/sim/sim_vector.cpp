@@ -90,6 +90,20 @@ void CastElements(const LocalTensor<D> &dst, const LocalTensor<S> &src, RoundMod
   for (uint32_t i = 0; i < count; ++i) Store(out, i, static_cast<D>(static_cast<float>(Load<S>(in, i))));
 }
 
+float BinaryResult(BinaryKind kind, float x, float y) {
+  switch (kind) {
+    case BinaryKind::kAdd:
+      return x + y;
+    case BinaryKind::kSub:
+      return x - y;
+    case BinaryKind::kMul:
+      return x * y;
+    case BinaryKind::kDiv:
+      return x / y;
+  }
+  return x;
+}
+
 }  // namespace
 
 void VectorUnary(UnaryKind kind, const LocalTensor<float> &dst, const LocalTensor<float> &src, float scalar,
@@ -121,7 +135,7 @@ void VectorUnary(UnaryKind kind, const LocalTensor<float> &dst, const LocalTenso
 
 void VectorBinary(BinaryKind kind, const LocalTensor<float> &dst, const LocalTensor<float> &src0,
                   const LocalTensor<float> &src1, int32_t count) {
-  static const char *const kNames[] = {"Add", "Sub", "Mul"};
+  static const char *const kNames[] = {"Add", "Sub", "Mul", "Div"};
   const char *op = kNames[static_cast<int>(kind)];
   const uint32_t n = CheckCount(count, op);
   RequireUsable(dst, n, op);
@@ -136,7 +150,7 @@ void VectorBinary(BinaryKind kind, const LocalTensor<float> &dst, const LocalTen
   for (uint32_t i = 0; i < n; ++i) {
     const float x = Load<float>(a, i);
     const float y = Load<float>(b, i);
-    Store(out, i, kind == BinaryKind::kAdd ? x + y : kind == BinaryKind::kSub ? x - y : x * y);
+    Store(out, i, BinaryResult(kind, x, y));
   }
 }
 

@@ -1,7 +1,8 @@
 // ascendc_sim_counts: what the simulated kernels execute per element, as the table in docs/performance.md.
-//   ascendc_sim_counts              markdown table: vector instructions and DataCopy bytes per element, for the
+//   ascendc_sim_counts              markdown tables: vector instructions and DataCopy bytes per element, for the
 //                                   forward and gradient kernels, every variant and dtype, finite inputs and
-//                                   inputs with one infinite logit per tile (every tile on the limit path)
+//                                   inputs with one infinite logit per tile (every tile on the limit path); then
+//                                   the vector instructions per element as the MindSpore dispatch launches them
 //   ascendc_sim_counts --checksums  a hash of the outputs of a fixed set of launches, to compare two builds'
 //                                   kernels bit for bit
 #include <cmath>
@@ -16,13 +17,6 @@
 namespace test {
 namespace {
 
-struct Variant {
-  const char *name;
-  bool weight;
-  bool posWeight;
-};
-const Variant kVariants[] = {
-    {"plain", false, false}, {"weight", true, false}, {"pos_weight", false, true}, {"both", true, true}};
 constexpr uint64_t kTiles = 8;
 
 struct Counts {
@@ -90,6 +84,39 @@ void GradRow(const Variant &variant) {
   PrintRow("gradient", variant, c, tile, [](GradCase<T> &launched) { LaunchGrad(launched); });
 }
 
+// An absent weight as the MindSpore dispatch passes it: a 0-d one.
+bcewl::OperandRequest AsLaunched(bool present, uint64_t n) { return present ? SameShape(n) : Runs(1, 1); }
+
+template <typename T>
+void UnitAbsentWeights(const Variant &variant, LossInputs<T> *in) {
+  if (!variant.weight) in->w = {FromDouble<T>(1.0)};
+  if (!variant.posWeight) in->p = {FromDouble<T>(1.0)};
+}
+
+// The variant as the dispatch launches it, kTiles full tiles on one core, finite inputs: the forward, and the
+// gradient for reduction none (same-shape dout) and mean (0-d dout, scale 1 / n).
+template <typename T>
+void LaunchedRow(const Variant &variant) {
+  const uint64_t forwardN = kTiles * ForwardTileLength<T>(variant.weight, variant.posWeight);
+  auto forward =
+      MakeForwardCase<T>(forwardN, 1, AsLaunched(variant.weight, forwardN), AsLaunched(variant.posWeight, forwardN), 2);
+  UnitAbsentWeights(variant, &forward.in);
+  LaunchForward(forward);
+  const double forwardCount = Measure(forwardN).perElement;
+  const uint64_t gradN = kTiles * bcewl::PlanGrad(LargeGradRequest<T>(variant)).data.geometry.chunkLength;
+  double gradCounts[2];
+  for (int mean = 0; mean < 2; ++mean) {
+    auto grad =
+        MakeGradCase<T>(gradN, 1, mean ? Reduction::kMean : Reduction::kNone, mean ? Runs(1, 1) : SameShape(gradN),
+                        AsLaunched(variant.weight, gradN), AsLaunched(variant.posWeight, gradN), 3);
+    UnitAbsentWeights(variant, &grad.in);
+    LaunchGrad(grad);
+    gradCounts[mean] = Measure(gradN).perElement;
+  }
+  std::printf("| %s | %s | %.2f | %.2f | %.2f |\n", variant.name, DtypeName(DtypeOf<T>()), forwardCount, gradCounts[0],
+              gradCounts[1]);
+}
+
 void PrintTable() {
   std::printf(
       "| kernel | variant | dtype | vector instructions / element, finite | one infinity per tile | "
@@ -99,6 +126,12 @@ void PrintTable() {
   }
   for (const Variant &variant : kVariants) {
     ForEachDtype([&](auto tag) { GradRow<typename decltype(tag)::type>(variant); });
+  }
+  std::printf(
+      "\nAs the MindSpore dispatch launches them (an absent weight as a 0-d one), finite inputs:\n\n"
+      "| variant | dtype | forward | gradient, none | gradient, mean |\n|---|---|--:|--:|--:|\n");
+  for (const Variant &variant : kVariants) {
+    ForEachDtype([&](auto tag) { LaunchedRow<typename decltype(tag)::type>(variant); });
   }
 }
 

@@ -14,12 +14,6 @@
 namespace test {
 namespace {
 
-struct Variant {
-  bool weight;
-  bool posWeight;
-};
-const Variant kVariants[] = {{false, false}, {true, false}, {false, true}, {true, true}};
-
 template <typename T>
 ForwardCase<T> MakeCase(uint64_t n, uint32_t cores, const Variant &variant, uint64_t seed) {
   return MakeForwardCase<T>(n, cores, variant.weight ? SameShape(n) : Absent(),
@@ -192,7 +186,7 @@ TEST_CASE(forward_nan_and_overflow_tiles_take_the_limit_path) {
 
 TEST_CASE(forward_loss_overflowing_to_infinity_times_zero_weight_is_zero) {
   // Finite x, y whose loss exceeds float32: the product form gives 0 * inf = NaN, the limits give 0.
-  for (const Variant &variant : {Variant{true, false}, Variant{true, true}}) {
+  for (const Variant &variant : {kVariants[1], kVariants[3]}) {
     const uint64_t n = 300;
     auto c = MakeCase<float>(n, 1, variant, 23);
     SetLane(&c, 7, 3e38f, -3e38f, 0.0f, 1.0f);

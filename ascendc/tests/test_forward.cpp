@@ -9,12 +9,6 @@ namespace {
 
 const uint32_t kCoreCounts[] = {1, 8, 20, 48};
 
-struct Variant {
-  bool weight;
-  bool posWeight;
-};
-const Variant kVariants[] = {{false, false}, {true, false}, {false, true}, {true, true}};
-
 template <typename T>
 void CheckSameShape(uint64_t n, uint32_t cores, const Variant &variant, uint64_t seed) {
   auto c = MakeForwardCase<T>(n, cores, variant.weight ? SameShape(n) : Absent(),
@@ -38,8 +32,8 @@ TEST_CASE(forward_all_variants_dtypes_cores_and_sizes) {
 }
 
 TEST_CASE(forward_more_than_a_million_elements) {
-  CheckSameShape<half>(1000003, 48, Variant{true, true}, 7);
-  CheckSameShape<float>(1048583, 20, Variant{true, false}, 8);
+  CheckSameShape<half>(1000003, 48, kVariants[3], 7);
+  CheckSameShape<float>(1048583, 20, kVariants[1], 8);
 }
 
 TEST_CASE(forward_full_tiles_use_data_copy_and_tails_data_copy_pad) {
@@ -181,7 +175,7 @@ TEST_CASE(forward_special_values_match_the_reference_in_every_variant_and_dtype)
 TEST_CASE(forward_unknown_tiling_key_writes_nothing) {
   auto c = MakeForwardCase<float>(64, 1, Absent(), Absent(), 6);
   auto plan = bcewl::PlanForward(c.request);
-  std::vector<uint32_t> tiling = TilingWords(plan.data);
+  std::vector<uint8_t> tiling = TilingBytes(plan.data);
   for (uint32_t key : {3u * bcewl::kTilingKeyDtypeStride, 2u, 12u}) {
     AscendC::SimSetTilingKey(key);
     std::vector<float> loss(64, Sentinel<float>());
@@ -198,7 +192,7 @@ TEST_CASE(forward_tiling_key_alone_selects_the_variant) {
   const uint64_t n = 300;
   auto weighted = MakeForwardCase<float>(n, 1, SameShape(n), Absent(), 7);
   const auto plan = bcewl::PlanForward(weighted.request);
-  std::vector<uint32_t> tiling = TilingWords(plan.data);
+  std::vector<uint8_t> tiling = TilingBytes(plan.data);
   std::vector<float> loss(n, Sentinel<float>());
   AscendC::SimSetTilingKey(plan.tilingKey - bcewl::kTilingKeyWeightFlag);
   AscendC::SimLaunch(&ms_bcewl_sigmoid_cross_entropy_with_logits, plan.blockDim, Gm(weighted.in.x), Gm(weighted.in.y),
@@ -214,7 +208,7 @@ TEST_CASE(forward_tiling_key_alone_selects_the_variant) {
 TEST_CASE(forward_launch_with_more_blocks_than_planned) {
   auto c = MakeForwardCase<half>(5000, 3, Trailing(50), Absent(), 9);
   const auto plan = bcewl::PlanForward(c.request);
-  std::vector<uint32_t> tiling = TilingWords(plan.data);
+  std::vector<uint8_t> tiling = TilingBytes(plan.data);
   std::vector<float> loss(5000, Sentinel<float>());
   AscendC::SimSetTilingKey(plan.tilingKey);
   AscendC::SimLaunch(&ms_bcewl_sigmoid_cross_entropy_with_logits, plan.blockDim + 5, Gm(c.in.x), Gm(c.in.y), Gm(c.in.w),

@@ -248,7 +248,7 @@ TEST_CASE(sim_rejects_bad_data_copy_pad_parameters) {
 TEST_CASE(sim_rejects_the_forward_kernel_on_a_smaller_ub_than_planned) {
   auto c = MakeForwardCase<half>(50000, 2, SameShape(50000), SameShape(50000), 31);
   const auto plan = bcewl::PlanForward(c.request);
-  std::vector<uint32_t> tiling = TilingWords(plan.data);
+  std::vector<uint8_t> tiling = TilingBytes(plan.data);
   std::vector<float> loss(50000);
   SimSetTilingKey(plan.tilingKey);
   SimLaunchConfig config;

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace AscendC {
 
@@ -78,6 +79,11 @@ class BlockContext {
   void RequireScalarSeesVectorResults(const char *op) const;
   void CheckFlagsWaited() const;
 
+  // REGISTER_TILING_DEFAULT: the tiling struct this block's kernel reads (ascendc_sim/tiling_data.h).
+  void RegisterTiling(const char *name, size_t bytes);
+  const std::string &RegisteredTiling() const { return registeredTiling_; }
+  size_t RegisteredTilingBytes() const { return registeredTilingBytes_; }
+
  private:
   uint32_t blockIdx_;
   uint32_t blockNum_;
@@ -88,6 +94,8 @@ class BlockContext {
   uint64_t vectorInstructions_ = 0;
   uint64_t vectorInstructionsSeenByScalar_ = 0;
   std::map<std::pair<HardEvent, int32_t>, uint64_t> setFlags_;  // vector instructions issued at each SetFlag
+  std::string registeredTiling_;
+  size_t registeredTilingBytes_ = 0;
 };
 
 BlockContext &CurrentBlock();
@@ -109,7 +117,8 @@ class BlockScope {
   BlockContext context_;
 };
 
-void BeginLaunch(uint32_t blockDim);
+// staticTiling: the tiling bytes a static-shape binary carries (its launch passes no tiling), or null.
+void BeginLaunch(uint32_t blockDim, const std::vector<uint8_t> *staticTiling);
 
 }  // namespace sim
 }  // namespace AscendC

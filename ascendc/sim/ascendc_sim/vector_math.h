@@ -21,7 +21,7 @@ enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VS
 namespace sim {
 
 enum class UnaryKind { kAbs, kExp, kLn, kMuls, kAdds, kMins, kMaxs };
-enum class BinaryKind { kAdd, kSub, kMul };
+enum class BinaryKind { kAdd, kSub, kMul, kDiv };
 
 void VectorUnary(UnaryKind kind, const LocalTensor<float> &dst, const LocalTensor<float> &src, float scalar,
                  int32_t count);
@@ -111,6 +111,13 @@ template <typename T>
 void Mul(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1, const int32_t &count) {
   sim::RequireFloat<T>();
   sim::VectorBinary(sim::BinaryKind::kMul, dst, src0, src1, count);
+}
+
+// IEEE division here; the NPU's rounding of it was not confirmed.
+template <typename T>
+void Div(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1, const int32_t &count) {
+  sim::RequireFloat<T>();
+  sim::VectorBinary(sim::BinaryKind::kDiv, dst, src0, src1, count);
 }
 
 template <typename T>

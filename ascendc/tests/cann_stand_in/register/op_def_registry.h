@@ -31,20 +31,14 @@ class CompileTimeTensorDesc {
   ge::DataType GetDataType() const;
 };
 
-class TilingData {
- public:
-  size_t GetCapacity() const;
-  void SetDataSize(size_t size);
-  void *GetData();
-};
-
 class TilingContext {
  public:
+  template <typename T>
+  T *GetTilingData();
   const StorageShape *GetInputShape(size_t index) const;
   const StorageShape *GetOptionalInputShape(size_t ir_index) const;
   const CompileTimeTensorDesc *GetInputDesc(size_t index) const;
   fe::PlatFormInfos *GetPlatformInfo() const;
-  TilingData *GetRawTilingData();
   size_t *GetWorkspaceSizes(size_t workspace_count);
   ge::graphStatus SetTilingKey(uint64_t tiling_key);
   ge::graphStatus SetBlockDim(uint32_t block_dim);
@@ -83,10 +77,18 @@ class OpParamDef {
   OpParamDef &UnknownShapeFormat(std::vector<ge::Format> formats);
 };
 
+class OpAICoreConfig {
+ public:
+  OpAICoreConfig();
+  OpAICoreConfig &DynamicCompileStaticFlag(bool flag);
+  OpAICoreConfig &DynamicRankSupportFlag(bool flag);
+  OpAICoreConfig &DynamicShapeSupportFlag(bool flag);
+};
+
 class OpAICoreDef {
  public:
   OpAICoreDef &SetTiling(gert::OpImplRegisterV2::TilingKernelFunc func);
-  OpAICoreDef &AddConfig(const char *soc);
+  OpAICoreDef &AddConfig(const char *soc, OpAICoreConfig &aicore_config);
 };
 
 class OpDef {
