@@ -1,4 +1,4 @@
-"""The host kernels' thread count, set from Python, and the per-thread CPU time that shows which threads ran.
+"""The host kernels' thread count and the task count of their latest loop, set and read from Python.
 
 libms_bcewl.so exports msBcewlKernelTestingHooks (aclnn_adapter/src/kernel/kernel_testing.h). Loaded with ctypes
 from the package's absolute path, it is the library MindSpore's AOT kernels dlopen'ed (the dynamic loader keeps
