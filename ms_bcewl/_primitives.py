@@ -10,7 +10,7 @@ Output shapes come from one of two places, hence two tables with the same keys:
 - GRAPH_FORWARD, keyed (has_weight, has_pos_weight, reduction): the library's C++ InferShape, so that dynamic
   shapes (-1 dims) work when a graph is compiled;
 - PYNATIVE_FORWARD, keyed (..., target dtype): a Python shape function. PyNative infers every call anew, and
-  MindSpore's C++ infer path for AOT ops costs a third of a small call (docs/performance.md); PyNative shapes are
+  MindSpore's C++ infer path for AOT ops costs about 15 µs a call (docs/performance.md); PyNative shapes are
   always concrete, so the Python function is all it needs.
 ``in_graph()`` tells the two apart at a call site (bce_with_logits.py); in a graph compiled for an export,
 ``in_export()`` picks ``standard_loss`` instead, MindSpore's own operators, which an exported file can carry.
