@@ -39,13 +39,13 @@ DTYPES = {"float32": ms.float32, "float16": ms.float16, "bfloat16": ms.bfloat16}
 # dtype (inputs are rounded to their dtype before the reference sees them; the op computes in float32).
 TOLERANCES = {"float32": 1e-5, "float16": 1e-3, "bfloat16": 8e-3}
 # What the host kernels (aclnn_adapter/src/kernel/) look at to pick their ISA and thread count.
-ISA_ORDER = ("scalar", "avx2", "avx512", "avx512bf16")
+ISA_ORDER = ("scalar", "avx2", "avx512", "avx512bf16", "neon")
 ISA_FLAGS = {"scalar": set(), "avx2": {"avx2", "fma", "f16c"}, "avx512": {"avx512f"},
-             "avx512bf16": {"avx512f", "avx512dq", "avx512_bf16"}}
+             "avx512bf16": {"avx512f", "avx512dq", "avx512_bf16"}, "neon": {"asimd"}}
+# The next ISA down in each architecture's order (kIsaBelow of isa_kernels.h): what MS_BCEWL_ISA=<isa> allows.
+ISA_BELOW = {"avx2": "scalar", "avx512": "avx2", "avx512bf16": "avx512", "neon": "scalar"}
 # Where /proc/cpuinfo lists a processor's features: "flags" on x86, "Features" on Arm.
 CPUINFO_FEATURE_KEYS = ("flags", "Features")
-# The Arm vector extensions info names; the kernels have none for them (scalar there).
-ARM_VECTOR_FEATURES = ("asimd", "sve", "sve2")
 # What CMake recorded of the library's build (aclnn_adapter/CMakeLists.txt), shipped beside it by setup.py.
 BUILD_RECORD = LIBRARY_DIR / "libms_bcewl.build.json"
 # What the built-in timing holds per element at most: two float32 inputs, a float64 draw and the ops' outputs.
@@ -88,19 +88,18 @@ def cpu_flags():
 
 def simd_level(flags=None, environ=None, compiled=ISA_ORDER):
     """The kernels' ISA by their own rule: the best that is compiled in and the CPU supports (avx512bf16:
-    avx512f, avx512dq and avx512_bf16; avx512: avx512f; avx2: avx2, fma and f16c), capped by
-    MS_BCEWL_ISA=scalar|avx2|avx512|avx512bf16 when set. Arm CPUs get the scalar kernels."""
+    avx512f, avx512dq and avx512_bf16; avx512: avx512f; avx2: avx2, fma and f16c; neon: asimd), capped by
+    MS_BCEWL_ISA=scalar|avx2|avx512|avx512bf16|neon when set (that ISA or the best below it in its order)."""
     flags = cpu_flags() if flags is None else flags
     requested = (os.environ if environ is None else environ).get("MS_BCEWL_ISA")
     supported = [isa for isa, needs in ISA_FLAGS.items() if needs <= flags and isa in compiled]
-    cap = ISA_ORDER.index(requested) if requested in ISA_ORDER else len(ISA_ORDER) - 1
-    best = max((isa for isa in supported if ISA_ORDER.index(isa) <= cap), key=ISA_ORDER.index)
+    allowed = [requested] if requested in ISA_ORDER else list(ISA_ORDER)
+    while allowed[-1] in ISA_BELOW and requested in ISA_ORDER:
+        allowed.append(ISA_BELOW[allowed[-1]])
+    best = max((isa for isa in supported if isa in allowed), key=ISA_ORDER.index)
     source = f"MS_BCEWL_ISA={requested}" if requested else "MS_BCEWL_ISA unset"
     if not flags:
         return f"unknown (no CPU flags in /proc/cpuinfo; {source})"
-    if "asimd" in flags:
-        vector = ", ".join(feature for feature in ARM_VECTOR_FEATURES if feature in flags)
-        return f"{best} (Arm CPU with {vector}; the SIMD kernels are x86-64's; {source})"
     return f"{best} (CPU supports: {', '.join(supported)}; {source})"
 
 

@@ -176,10 +176,9 @@ def test_info_reads_the_features_of_an_aarch64_cpu():
 
     flags = cli.parse_cpu_flags(AARCH64_CPUINFO)
     assert {"fp", "asimd", "asimddp", "crc32"} <= flags and "0x48" not in flags
-    assert cli.simd_level(flags, environ={}) == ("scalar (Arm CPU with asimd; the SIMD kernels are x86-64's; "
-                                                 "MS_BCEWL_ISA unset)")
-    sve = cli.parse_cpu_flags(AARCH64_CPUINFO.replace("asimddp", "asimddp sve sve2"))
-    assert cli.simd_level(sve, environ={}).startswith("scalar (Arm CPU with asimd, sve, sve2;")
+    assert cli.simd_level(flags, environ={}) == "neon (CPU supports: scalar, neon; MS_BCEWL_ISA unset)"
+    assert cli.simd_level(flags, environ={"MS_BCEWL_ISA": "avx512"}).startswith("scalar (CPU supports: scalar, neon;")
+    assert cli.simd_level(flags, environ={}, compiled=("scalar",)).startswith("scalar (CPU supports: scalar;")
 
 
 def test_info_picks_the_best_isa_that_is_compiled_in_and_allowed():
@@ -188,6 +187,8 @@ def test_info_picks_the_best_isa_that_is_compiled_in_and_allowed():
     flags = cli.parse_cpu_flags(X86_CPUINFO)
     assert cli.simd_level(flags, environ={}).startswith("avx512bf16 (CPU supports: scalar, avx2, avx512, avx512bf16;")
     assert cli.simd_level(flags, environ={"MS_BCEWL_ISA": "avx2"}).startswith("avx2 (")
+    assert cli.simd_level(flags, environ={"MS_BCEWL_ISA": "neon"}).startswith("scalar (")
+    assert cli.simd_level(flags, environ={"MS_BCEWL_ISA": "sse"}).startswith("avx512bf16 (")
     only_avx2 = cli.simd_level(flags, environ={}, compiled=("scalar", "avx2"))
     assert only_avx2.startswith("avx2 (CPU supports: scalar, avx2;")
     assert cli.simd_level(set(), environ={}).startswith("unknown (no CPU flags")

@@ -16,6 +16,7 @@
 #include "acl/acl.h"
 #include "case_builder.h"
 #include "fuzz_tensor.h"
+#include "kernel/kernel_testing.h"
 #include "ops.h"
 #include "reference_bcewl.h"
 #include "tolerance.h"
@@ -40,7 +41,8 @@ enum Stream : uint64_t {
   kMemcpy = 3,
   kOtherOp = 5,
   kGradAllCase = 6,
-  kLossAndAllGradientsCase = 7
+  kLossAndAllGradientsCase = 7,
+  kIsa = 8
 };
 
 // The fused operations whose cases go with a case, each from a stream of its own.
@@ -48,6 +50,30 @@ constexpr struct {
   Operation op;
   Stream stream;
 } kCompanions[] = {{Operation::kGradAll, kGradAllCase}, {Operation::kLossAndAllGradients, kLossAndAllGradientsCase}};
+
+using ms_bcewl::kernel::Isa;
+
+const ms_bcewl::kernel::KernelTestingHooks &Hooks() { return *msBcewlKernelTestingHooks(); }
+
+// The ISAs the cases run on: the automatic choice (which MS_BCEWL_ISA caps) and every available ISA below it, so
+// that a campaign checks each ISA kernel of the machine, not only its best.
+const std::vector<Isa> &CaseIsas() {
+  static const std::vector<Isa> isas = [] {
+    std::vector<Isa> available;
+    Hooks().automatic_isa();
+    for (Isa isa = Hooks().active_isa();; isa = ms_bcewl::kernel::kIsaBelow[static_cast<int>(isa)]) {
+      if (Hooks().isa_available(isa)) {
+        available.push_back(isa);
+      }
+      if (isa == Isa::kScalar) {
+        return available;
+      }
+    }
+  }();
+  return isas;
+}
+
+const char *IsaName(Isa isa) { return ms_bcewl::kernel::kIsaNames[static_cast<int>(isa)]; }
 
 uint64_t SplitMix(uint64_t value) {
   value += 0x9E3779B97F4A7C15ull;
@@ -300,9 +326,9 @@ BufferContents AfterCopy(const Copy &copy, const CopyBuffers &buffers, bool acce
 
 class CaseRunner {
  public:
-  // The case of case_seed: of a random single-output operation, or of op.
-  CaseRunner(uint64_t seed, uint64_t index, uint64_t case_seed, std::optional<Operation> op, Stats *stats)
-      : seed_(seed), index_(index), case_seed_(case_seed), stats_(stats), case_(BuildCase(case_seed_, op)) {}
+  // The case of case_seed: of a random single-output operation, or of op, run on the kernels of isa.
+  CaseRunner(uint64_t seed, uint64_t index, uint64_t case_seed, std::optional<Operation> op, Isa isa, Stats *stats)
+      : seed_(seed), index_(index), case_seed_(case_seed), isa_(isa), stats_(stats), case_(BuildCase(case_seed_, op)) {}
 
   // Case `index_` of the campaign: its own call, then, on streams of their own, perhaps one aclrtMemcpy and a
   // call of each fused operation.
@@ -316,7 +342,7 @@ class CaseRunner {
     for (const auto &[op, stream] : kCompanions) {
       Random companion(case_seed_ + stream);
       if (companion.Chance(kFusedCaseChance)) {
-        CaseRunner(seed_, index_, companion.Bits(), op, stats_).RunCall();
+        CaseRunner(seed_, index_, companion.Bits(), op, isa_, stats_).RunCall();
       }
     }
   }
@@ -350,8 +376,9 @@ class CaseRunner {
     std::printf("%s in case %llu of seed %llu: %s\n", counter == &stats_->mismatches ? "MISMATCH" : "UNEXPECTED",
                 static_cast<unsigned long long>(index_), static_cast<unsigned long long>(seed_), what.c_str());
     if (!described_) {
-      std::printf("  case: %s\n  replay: ms_bcewl_fuzz --seed %llu --case %llu\n", Describe(case_).c_str(),
-                  static_cast<unsigned long long>(seed_), static_cast<unsigned long long>(index_));
+      std::printf("  case on the %s kernels: %s\n  replay: ms_bcewl_fuzz --seed %llu --case %llu\n", IsaName(isa_),
+                  Describe(case_).c_str(), static_cast<unsigned long long>(seed_),
+                  static_cast<unsigned long long>(index_));
       described_ = true;
     }
     std::fflush(stdout);
@@ -1127,6 +1154,7 @@ class CaseRunner {
   const uint64_t seed_;
   const uint64_t index_;
   const uint64_t case_seed_;
+  const Isa isa_;
   Stats *const stats_;
   const Case case_;
   bool described_ = false;
@@ -1139,7 +1167,13 @@ class CaseRunner {
 }  // namespace
 
 void RunCase(uint64_t seed, uint64_t index, Stats *stats) {
-  CaseRunner(seed, index, SplitMix(seed ^ SplitMix(index)), std::nullopt, stats).Run();
+  const uint64_t case_seed = SplitMix(seed ^ SplitMix(index));
+  const std::vector<Isa> &isas = CaseIsas();
+  const Isa isa = isas[Random(case_seed + kIsa).Between(0, static_cast<int64_t>(isas.size()) - 1)];
+  Hooks().force_isa(isa);
+  ++stats->cases_by_isa[IsaName(isa)];
+  CaseRunner(seed, index, case_seed, std::nullopt, isa, stats).Run();
+  Hooks().automatic_isa();
 }
 
 }  // namespace fuzz

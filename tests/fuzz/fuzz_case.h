@@ -7,7 +7,8 @@
 // each status and error message, checks that no buffer changes except the output views of a successful run, and
 // compares the results of valid calls with the float64 reference of tests/native; those of the fused operations
 // also bit for bit with separate calls: AllBackward's with the single gradients, the loss with every gradient's with
-// the forward and AllBackward with a gradOutput of 1.
+// the forward and AllBackward with a gradOutput of 1. Each case runs on one ISA kernel of the machine, drawn from its
+// seed.
 #ifndef MS_BCEWL_TESTS_FUZZ_FUZZ_CASE_H_
 #define MS_BCEWL_TESTS_FUZZ_FUZZ_CASE_H_
 
@@ -19,7 +20,8 @@ namespace fuzz {
 
 struct Stats {
   uint64_t cases = 0;
-  uint64_t calls = 0;                // calls of the API under test
+  std::map<std::string, uint64_t> cases_by_isa;  // the random cases by the ISA kernels they ran on
+  uint64_t calls = 0;                            // calls of the API under test
   std::map<int, uint64_t> statuses;  // status -> calls (aclCreateTensor: 0 created, else the message's code)
   std::map<std::string, std::map<int, uint64_t>> statuses_by_api;
   uint64_t elements_compared = 0;                               // output elements compared with the reference

@@ -146,6 +146,7 @@ void PrintStats(const Options &options, const fuzz::Stats &stats, double seconds
               CountsText(stats.elements_compared_by_op).c_str());
   std::printf("  fused operations' runs compared bit for bit with separate calls: %s\n",
               CountsText(stats.runs_compared_bitwise_by_op).c_str());
+  std::printf("  random cases by ISA kernel: %s\n", CountsText(stats.cases_by_isa).c_str());
   std::printf(
       "fuzz summary: seed=%llu cases=%llu calls=%llu statuses=%s elements_compared=%llu runs_not_compared=%llu "
       "mismatches=%llu unexpected=%llu seconds=%.1f\n",

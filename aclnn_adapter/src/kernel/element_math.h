@@ -8,7 +8,7 @@
 //   std::fmin), Neg, Abs, Equal and GreaterEqual (ordered: false for NaN), And (of masks), Select(m, a, b) (a where
 //   m), Any (a lane of m set), Exp and Log1p, LoadHalf / LoadBFloat16 / StoreHalf / StoreBFloat16 (kWidth values),
 //   AddToLanes(lanes, v) (lanes[i] += double(v[i]) for the kWidth lanes, each rounded once),
-// and the SIMD ones also what vector_math.h uses: Fma(a, b, c) = a*b + c rounded once, Max(a, b) (b where either is
+// and the SIMD ones also what vector_math.h uses: Fma(a, b, c) = a*b + c rounded once, Max(a, b) (NaN where b is
 // NaN), Round (to the nearest integer, ties to even), ScaleByPow2(x, n) = x * 2^n rounded once (integral n in
 // [-150, 127], x in [1/2, 2]; NaN where either is NaN).
 //

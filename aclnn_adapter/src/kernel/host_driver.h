@@ -1,8 +1,8 @@
 // The host kernel driver: the functions of bcewl_kernel.h over the per-ISA kernels of isa_kernels.h, in one pass
 // over memory per call and on the threads of thread_pool.h.
 //
-// ISA (isa_selection.h): the best of avx512bf16, avx512, avx2, scalar that is compiled in and that the CPU supports,
-// chosen once; MS_BCEWL_ISA caps the choice.
+// ISA (isa_selection.h): the best of avx512bf16, avx512, avx2, scalar (x86-64) or of neon, scalar (aarch64) that is
+// compiled in and that the CPU supports, chosen once; MS_BCEWL_ISA caps the choice.
 //
 // Operands (call_plan.h, staging.h). Each input is classified once per call: absent (reads as 1) or constant (all
 // strides 0 over the non-trivial dims: a scalar weight) come from a buffer filled once per task; linear (offset ==

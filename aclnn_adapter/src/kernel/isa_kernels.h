@@ -5,8 +5,9 @@
 //   bcewl_kernel_avx2.cpp    AVX2 + FMA + F16C, 8 lanes
 //   bcewl_kernel_avx512.cpp  AVX-512F, 16 lanes
 //   bcewl_kernel_avx512_bf16.cpp  the same with AVX512_BF16's bfloat16 rounding (avx512_policy.h)
-// The driver picks one at run time from what the CPU supports, so the library runs on any x86-64 (and elsewhere,
-// where only the scalar one is compiled in).
+//   bcewl_kernel_neon.cpp    aarch64 Advanced SIMD, 4 lanes
+// The driver picks one at run time from what the CPU supports, so the library runs on any x86-64 or aarch64 (and
+// elsewhere, where only the scalar one is compiled in).
 //
 // The SIMD kernels use their own exp and log1p (vector_math.h), within the bounds below of float64 (measured over
 // every float of the domain the kernels use: 0.78 and 0.85 ulp; the tests check the bounds on a dense sweep); the
@@ -23,11 +24,15 @@
 
 namespace ms_bcewl::kernel {
 
-enum class Isa : uint8_t { kScalar = 0, kAvx2 = 1, kAvx512 = 2, kAvx512BFloat16 = 3 };
+enum class Isa : uint8_t { kScalar = 0, kAvx2 = 1, kAvx512 = 2, kAvx512BFloat16 = 3, kNeon = 4 };
 
-// Every ISA, from the baseline up; MS_BCEWL_ISA names them (kIsaNames) to cap the automatic choice.
-constexpr Isa kIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAvx512BFloat16};
-constexpr const char *kIsaNames[] = {"scalar", "avx2", "avx512", "avx512bf16"};
+// Every ISA: the scalar baseline, then x86-64's from the least to the most capable, then aarch64's. A CPU has the
+// ISAs of one architecture only, so the last one available is the best. MS_BCEWL_ISA names them (kIsaNames) to cap
+// the automatic choice: the named ISA, else the best available below it (kIsaBelow: the next one down in its
+// architecture's order, the scalar one at the bottom of both).
+constexpr Isa kIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAvx512BFloat16, Isa::kNeon};
+constexpr const char *kIsaNames[] = {"scalar", "avx2", "avx512", "avx512bf16", "neon"};
+constexpr Isa kIsaBelow[] = {Isa::kScalar, Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kScalar};
 
 // Maximum error, in units in the last place of the float32 result, of the SIMD exp(t) for t <= 0 (including the
 // subnormal range and -inf) and of the SIMD log1p(e) for e in [0, 1], against float64.
@@ -75,8 +80,9 @@ struct IsaKernels {
   Isa isa;
   const char *name;
   int width;  // float32 lanes per vector
-  // dst[i] = the float16 or bfloat16 src[i], widened exactly (except that F16C turns a signaling float16 NaN into
-  // the quiet one with the same payload, which the first arithmetic operation on it would do anyway).
+  // dst[i] = the float16 or bfloat16 src[i], widened exactly (except that the SIMD ISAs' conversions, F16C's and
+  // fcvtl, turn a signaling float16 NaN into the quiet one with the same payload, which the first arithmetic
+  // operation on it would do anyway).
   void (*widen)(DType dtype, const uint16_t *src, int64_t count, float *dst);
   // dst[i] = src[i] rounded to float16 or bfloat16 exactly as float_formats.h does.
   void (*narrow)(DType dtype, const float *src, int64_t count, uint16_t *dst);
@@ -109,6 +115,7 @@ const IsaKernels &ScalarKernels();
 const IsaKernels *Avx2Kernels();            // nullptr where the compiler could not build it
 const IsaKernels *Avx512Kernels();          // nullptr where the compiler could not build it
 const IsaKernels *Avx512BFloat16Kernels();  // nullptr where the compiler could not build it
+const IsaKernels *NeonKernels();            // nullptr but on aarch64
 
 }  // namespace ms_bcewl::kernel
 

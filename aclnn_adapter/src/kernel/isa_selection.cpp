@@ -7,6 +7,8 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#elif defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
 #endif
 
 namespace ms_bcewl::kernel {
@@ -58,23 +60,47 @@ bool CpuSupports(Isa isa) {
       return features.avx512f;
     case Isa::kAvx512BFloat16:
       return features.avx512f && features.avx512dq && features.avx512bf16;
+    case Isa::kNeon:
+      return false;
   }
   return false;
+}
+#elif defined(__aarch64__) && defined(__linux__)
+// Advanced SIMD as the kernel reports it (AT_HWCAP), the way x86 reads cpuid: every aarch64 Linux server has it.
+bool CpuSupports(Isa isa) {
+  static const bool asimd = (getauxval(AT_HWCAP) & HWCAP_ASIMD) != 0;
+  return isa == Isa::kScalar || (isa == Isa::kNeon && asimd);
 }
 #else
 bool CpuSupports(Isa isa) { return isa == Isa::kScalar; }
 #endif
 
+// The ISA MS_BCEWL_ISA names, or null where it is unset or names none.
+const Isa *RequestedIsa() {
+  const char *name = std::getenv("MS_BCEWL_ISA");
+  for (size_t isa = 0; name != nullptr && isa < std::size(kIsaNames); ++isa) {
+    if (std::strcmp(name, kIsaNames[isa]) == 0) {
+      return &kIsas[isa];
+    }
+  }
+  return nullptr;
+}
+
+// The kernels of `isa`, else of the best available ISA below it.
+const IsaKernels *BestAtOrBelow(Isa isa) {
+  while (AvailableKernels(isa) == nullptr) {
+    isa = kIsaBelow[static_cast<int>(isa)];
+  }
+  return AvailableKernels(isa);
+}
+
 const IsaKernels &AutomaticKernels() {
   static const IsaKernels *const chosen = [] {
-    int cap = static_cast<int>(std::size(kIsas)) - 1;
-    if (const char *name = std::getenv("MS_BCEWL_ISA")) {
-      for (int isa = 0; isa < static_cast<int>(std::size(kIsaNames)); ++isa) {
-        cap = std::strcmp(name, kIsaNames[isa]) == 0 ? isa : cap;
-      }
+    if (const Isa *requested = RequestedIsa()) {
+      return BestAtOrBelow(*requested);
     }
-    for (int isa = cap; isa > 0; --isa) {
-      if (const IsaKernels *kernels = AvailableKernels(static_cast<Isa>(isa))) {
+    for (size_t isa = std::size(kIsas); --isa > 0;) {
+      if (const IsaKernels *kernels = AvailableKernels(kIsas[isa])) {
         return kernels;
       }
     }
@@ -101,6 +127,9 @@ const IsaKernels *AvailableKernels(Isa isa) {
       break;
     case Isa::kAvx512BFloat16:
       kernels = Avx512BFloat16Kernels();
+      break;
+    case Isa::kNeon:
+      kernels = NeonKernels();
       break;
   }
   return kernels != nullptr && CpuSupports(isa) ? kernels : nullptr;

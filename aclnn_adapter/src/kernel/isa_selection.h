@@ -1,5 +1,6 @@
-// Which per-ISA kernels a call uses: the best that is compiled in and that the CPU supports (__builtin_cpu_supports),
-// chosen once; MS_BCEWL_ISA=scalar|avx2|avx512|avx512bf16 (read once, at the first call) caps the choice.
+// Which per-ISA kernels a call uses: the best that is compiled in and that the CPU supports (cpuid on x86-64, AT_HWCAP
+// on aarch64), chosen once; MS_BCEWL_ISA=scalar|avx2|avx512|avx512bf16|neon (read once, at the first call) caps the
+// choice (isa_kernels.h).
 #ifndef MS_BCEWL_KERNEL_ISA_SELECTION_H_
 #define MS_BCEWL_KERNEL_ISA_SELECTION_H_
 

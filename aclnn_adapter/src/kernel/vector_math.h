@@ -42,7 +42,7 @@ constexpr float kLog2E = 0x1.715476p+0f;
 template <class V>
 MS_BCEWL_KERNEL_INLINE typename V::F VectorExp(typename V::F t) {
   using F = typename V::F;
-  t = V::Max(V::Set(-104.0f), t);  // Max returns its second operand for NaN: NaN stays NaN
+  t = V::Max(V::Set(-104.0f), t);  // NaN stays NaN (Max)
   const F n = V::Round(V::Mul(t, V::Set(kLog2E)));
   const F r_hi = V::Fma(n, V::Set(-kLn2Hi), t);
   const F r = V::Fma(n, V::Set(-kLn2Lo), r_hi);
