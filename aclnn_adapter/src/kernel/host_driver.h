@@ -4,9 +4,9 @@
 // ISA (isa_selection.h): the best of avx512bf16, avx512, avx2, scalar (x86-64) or of neon, scalar (aarch64) that is
 // compiled in and that the CPU supports, chosen once; MS_BCEWL_ISA caps the choice.
 //
-// Operands (call_plan.h, staging.h). Each input is classified once per call: absent (reads as 1) or constant (all
-// strides 0 over the non-trivial dims: a scalar weight) come from a buffer filled once per task; linear (offset ==
-// linear index: contiguous, or a full-shape operand) is read in place (float32) or widened chunk by chunk (float16 /
+// Operands (call_plan.h, staging.h). Each input is classified once per call: absent (reads a shared chunk of ones)
+// or constant (all strides 0 over the non-trivial dims: a scalar weight; a buffer filled once per task); linear (offset
+// == linear index: contiguous, or a full-shape operand) is read in place (float32) or widened chunk by chunk (float16 /
 // bfloat16; where x, y and every output are linear and share one 16-bit dtype, the ISA kernels convert them in
 // registers instead, with no staging: Plan::xy_dtype);
 // anything else (a per-row vector, a per-class constant, a transposed view, ...) is strided: gathered run by run
