@@ -42,8 +42,8 @@ class Tensor {
     for (size_t dim = shape_.size(); dim-- > 1;) {
       strides[dim - 1] = strides[dim] * shape_[dim];
     }
-    tensor_ = aclCreateTensor(shape_.data(), shape_.size(), ACL_FLOAT, strides.data(), 0, ACL_FORMAT_ND,
-                              shape_.data(), shape_.size(), values_.data());
+    tensor_ = aclCreateTensor(shape_.data(), shape_.size(), ACL_FLOAT, strides.data(), 0, ACL_FORMAT_ND, shape_.data(),
+                              shape_.size(), values_.data());
   }
   ~Tensor() { aclDestroyTensor(tensor_); }
   Tensor(const Tensor &) = delete;
