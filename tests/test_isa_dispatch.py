@@ -3,9 +3,12 @@ compiler built it (g++ for a source install, zig for a wheel): read from the lib
 (aclnn_adapter/src/kernel/kernel_testing.h), in a child process with MS_BCEWL_ISA unset."""
 import json
 import os
+import platform
 import subprocess
+from pathlib import Path
 
 from ms_bcewl import cli
+from ms_bcewl._library import library_path
 from support import reference as R
 
 # The library's own answer: the ISAs it can run here and the one it chose, as kIsaNames (isa_kernels.h) names them.
@@ -47,3 +50,11 @@ def test_the_kernels_take_the_best_isa_of_this_cpu_and_build(tmp_path):
     choice = library_choice(tmp_path)
     assert choice["available"] == expected, (choice, sorted(flags & set().union(*cli.ISA_FLAGS.values())))
     assert choice["active"] == expected[-1]
+
+
+def test_the_installed_library_ships_its_build_record():
+    """What CMake recorded of the build, beside the library (`ms-bcewl info` shows it)."""
+    record = json.loads((Path(library_path()).parent / "libms_bcewl.build.json").read_text())
+    assert record["build"] == "source" or record["build"].startswith("wheel manylinux_2_28_")
+    assert record["machine"] == platform.machine()
+    assert "scalar" in record["isa_kernels"]
