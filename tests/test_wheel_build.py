@@ -112,14 +112,46 @@ def _sdist_members(tree, out):
         return {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
 
 
-def test_the_sdist_carries_every_source_the_build_reads(tmp_path):
-    """`python -m build` (an sdist, then a wheel from it) failed: the sdist lacked aclnn_adapter/."""
+def _copy_of_the_tree(tmp_path):
     tree = tmp_path / "tree"
     shutil.copytree(REPO, tree, ignore=shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__",
                                                               ".pytest_cache", ".ruff_cache", "rank_*"))
+    return tree
+
+
+def test_the_sdist_carries_every_source_the_build_and_the_tests_read(tmp_path):
+    """`python -m build` (an sdist, then a wheel from it) failed: the sdist lacked aclnn_adapter/. Its tests could
+    not run either: it carried the test files without conftest.py, support/ and the native test sources."""
+    tree = _copy_of_the_tree(tmp_path)
     members = _sdist_members(tree, tmp_path / "dist")
-    for folder in ("aclnn_adapter", "ascendc", "cmake", "build_backend"):
+    for folder in ("aclnn_adapter", "ascendc", "cmake", "build_backend", "tests", "examples"):
         sources = {str(path.relative_to(tree)) for path in (tree / folder).rglob("*") if path.is_file()}
         assert sources and sources <= members, sorted(sources - members)[:10]
-    assert {"setup.py", "pyproject.toml", "README.md", "ms_bcewl/bce_with_logits.py"} <= members
+    assert {"setup.py", "pyproject.toml", "README.md", ".clang-format", "ms_bcewl/bce_with_logits.py"} <= members
     assert not any(name.startswith("ms_bcewl/lib/") for name in members), "a built library went into the sdist"
+
+
+def _collected(tests, work):
+    """The ids of the tests pytest collects from folder `tests`, relative to it, in a child run from `work`."""
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                           str(tests)], cwd=work, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    return {line.split("tests/", 1)[1] for line in done.stdout.splitlines() if "::" in line}
+
+
+def test_the_sdists_tests_run_as_the_source_trees_do(tmp_path):
+    """The suite unpacked from the sdist collects the same tests as the source tree's, and one of them passes there
+    (conftest.py, support/ and the float64 reference, against the installed package)."""
+    tree = _copy_of_the_tree(tmp_path)
+    _sdist_members(tree, tmp_path / "dist")
+    (archive,) = (tmp_path / "dist").glob("*.tar.gz")
+    with tarfile.open(archive) as sdist:
+        sdist.extractall(tmp_path / "unpacked", filter="data")
+    (unpacked,) = (tmp_path / "unpacked").iterdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    assert _collected(unpacked / "tests", work) == _collected(REPO / "tests", work)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(unpacked / "tests" / "test_functional.py"), "-k", "test_golden_doc_example"],
+                          cwd=work, capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and " passed" in done.stdout, done.stdout[-3000:] + done.stderr[-2000:]
