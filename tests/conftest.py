@@ -50,7 +50,11 @@ def native_builds_of(item):
 
 
 def pytest_collection_modifyitems(items):
-    """The tests of the native programs go last (a stable sort), so that their builds run beside the others."""
+    """The tests of the native programs go last (a stable sort), so that their builds run beside the others; they
+    build the source tree, so they are `source_tree` tests (pyproject.toml's markers)."""
+    for item in items:
+        if native_builds_of(item):
+            item.add_marker(pytest.mark.source_tree)
     items.sort(key=lambda item: bool(native_builds_of(item)))
 
 

@@ -15,6 +15,8 @@ import subprocess
 
 import pytest
 
+pytestmark = pytest.mark.source_tree
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ASCENDC = os.path.join(REPO, "ascendc")
 STAND_IN = os.path.join(ASCENDC, "tests", "cann_stand_in")

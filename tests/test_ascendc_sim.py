@@ -14,6 +14,8 @@ import pytest
 
 from support.native_build import HANG_GUARD_SECONDS
 
+pytestmark = pytest.mark.source_tree
+
 ASCENDC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ascendc")
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
 SANITIZER_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"

@@ -86,23 +86,25 @@ def _python_sentence(values):
     return str(excinfo.value)
 
 
-# (mix, shapes of input, target, weight, pos_weight at run time) that only the run reveals as wrong.
+# (mix, shapes of input, target, weight, pos_weight at run time, reduction) that only the run reveals as wrong.
 RUN_TIME_MISMATCHES = {
-    "target": ("ddss", ((4, 3), (4, 2), (3,), (1, 3))),
-    "weight": ("ssrs", ((4, 3), (4, 3), (4,), (1, 3))),
-    "pos_weight_rank": ("rrsr", ((4, 3), (4, 3), (3,), (1, 1, 3))),
+    "target": ("ddss", ((4, 3), (4, 2), (3,), (1, 3)), "mean"),
+    "weight": ("ssrs", ((4, 3), (4, 3), (4,), (1, 3)), "mean"),
+    "pos_weight_rank": ("rrsr", ((4, 3), (4, 3), (3,), (1, 1, 3)), "mean"),
     # the aclnn API skips the broadcast checks for an empty input (contract §8); the Python API does not
-    "empty_input_weight": ("ddds", ((0, 3), (0, 3), (2,), (1, 3))),
+    "empty_input_weight": ("ddds", ((0, 3), (0, 3), (2,), (1, 3)), "mean"),
+    # refused by the library's InferShape, which gives the output the input's shape, before the kernel runs
+    "input_rank_none": ("rrrr", ((1,) * 9, (1,) * 9, (1,), (1,)), "none"),
 }
 
 
 @pytest.mark.parametrize("name", sorted(RUN_TIME_MISMATCHES))
 def test_run_time_mismatch_says_what_python_says(graph_mode, name):
     """Shapes known only when the graph runs: the native library raises a RuntimeError holding the very sentence
-    of the compile-time check."""
-    mix, shapes = RUN_TIME_MISMATCHES[name]
+    of the compile-time check (a binary wheel's library too, which carries a C++ runtime of its own)."""
+    mix, shapes, reduction = RUN_TIME_MISMATCHES[name]
     values = [Tensor(np.full(shape, 0.5, np.float32)) for shape in shapes]
-    case = R.make_case(SHAPE, W_SHAPE, P_SHAPE, "mean")
+    case = R.make_case(SHAPE, W_SHAPE, P_SHAPE, reduction)
     net = _set_dynamic_inputs(R.loss_net(case), mix, case)
     with pytest.raises(RuntimeError) as excinfo:
         net(*values, Tensor(np.float32(1.0)))

@@ -4,7 +4,9 @@ says it does: read from the library itself, through its test hooks (aclnn_adapte
 child processes (the library reads MS_BCEWL_ISA once per process)."""
 import json
 import os
+import platform
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +65,11 @@ def test_the_kernels_take_the_best_isa_of_this_cpu_and_build():
 def test_ms_bcewl_isa_caps_the_choice_as_info_says(requested):
     named = cli.simd_level(environ={"MS_BCEWL_ISA": requested}, compiled=compiled_isas()).split()[0]
     assert library_choice(requested)["active"] == named
+
+
+def test_the_installed_library_ships_its_build_record():
+    """What CMake recorded of the build, beside the library (`ms-bcewl info` shows it)."""
+    record = json.loads((Path(library_path()).parent / "libms_bcewl.build.json").read_text())
+    assert record["build"] == "source" or record["build"].startswith("wheel manylinux_2_28_")
+    assert record["machine"] == platform.machine()
+    assert "scalar" in record["isa_kernels"]

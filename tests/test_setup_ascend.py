@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+pytestmark = pytest.mark.source_tree
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -120,6 +120,7 @@ inline void Run(const OpArguments &arguments) {
 // name costs nothing per call and keeps InferShape free of attrs. Absent optional inputs are simply not passed.
 
 #include "api/argument_checks.h"
+#include "mindspore/aot_failure.h"
 #include "mindspore/aot_registry.h"
 #include "ms_bcewl/reductions.h"
 
@@ -132,6 +133,8 @@ using ms_bcewl::Operation;
 using ms_bcewl::ShapeOperand;
 using ms_bcewl::ShapeRule;
 using ms_bcewl::Variant;
+using ms_bcewl::aot::FailureOf;
+using ms_bcewl::aot::RaiseFailure;
 using ms_bcewl::entry::Signature;
 using ms_bcewl::entry::ThrowError;
 
@@ -284,28 +287,33 @@ void Launch(const Signature &signature, int64_t reduction, const AotCall &call) 
   ms_bcewl::entry::Run(ms_bcewl::entry::ArgumentsOf(signature, reduction, views));
 }
 
-std::vector<int64_t> ShapeOf(int *ndims, int64_t **shapes, int index) {
-  if (ndims == nullptr || shapes == nullptr || ndims[index] < 0 ||
-      ndims[index] > static_cast<int>(ms_bcewl::kMaxRank)) {
+// The shape of argument `index`, Python's `name`; a rank above kMaxRank is refused in Python's words.
+std::vector<int64_t> ShapeOf(int *ndims, int64_t **shapes, int index, const char *name) {
+  if (ndims == nullptr || shapes == nullptr || ndims[index] < 0 || (ndims[index] > 0 && shapes[index] == nullptr)) {
     ThrowError("infer shape received an invalid shape table");
   }
-  return std::vector<int64_t>(shapes[index], shapes[index] + ndims[index]);
+  const ShapeOperand operand{shapes[index], static_cast<size_t>(ndims[index]), false};
+  if (operand.rank > ms_bcewl::kMaxRank) {
+    throw std::runtime_error("For 'binary_cross_entropy_with_logits', " +
+                             PythonSentence({ShapeRule::kRank, 0}, &operand, &name));
+  }
+  return std::vector<int64_t>(operand.dims, operand.dims + operand.rank);
 }
 
 // Output shapes: the loss keeps self's shape for 'none' and is 0-d otherwise; each gradient has its argument's.
 std::vector<int64_t> InferShape(const Signature &signature, int64_t reduction, int *ndims, int64_t **shapes) {
   switch (signature.operation) {
     case Operation::kForward:
-      return reduction == ms_bcewl::kReductionNone ? ShapeOf(ndims, shapes, signature.self_index())
+      return reduction == ms_bcewl::kReductionNone ? ShapeOf(ndims, shapes, signature.self_index(), "input")
                                                    : std::vector<int64_t>{};
     case Operation::kGradSelf:
-      return ShapeOf(ndims, shapes, signature.self_index());
+      return ShapeOf(ndims, shapes, signature.self_index(), "input");
     case Operation::kGradTarget:
-      return ShapeOf(ndims, shapes, signature.self_index() + 1);
+      return ShapeOf(ndims, shapes, signature.self_index() + 1, "target");
     case Operation::kGradWeight:
-      return ShapeOf(ndims, shapes, signature.weight_index());
+      return ShapeOf(ndims, shapes, signature.weight_index(), "weight");
     case Operation::kGradPosWeight:
-      return ShapeOf(ndims, shapes, signature.pos_weight_index());
+      return ShapeOf(ndims, shapes, signature.pos_weight_index(), "pos_weight");
     case Operation::kGradAll:
     case Operation::kLossAndAllGradients:
       break;
@@ -328,20 +336,24 @@ std::string TableLine(const char *symbol, bool library_infers_shapes) {
 
 // ---- The entries, one per row of the registry ----
 
+// A failure reaches MindSpore as aot_failure.h says; the entries keep no object to destroy when it is raised.
 #define MS_BCEWL_AOT_DEFINE_ENTRY(symbol)                                                                              \
   MS_BCEWL_AOT_EXPORT int symbol(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *, \
                                  void *) {                                                                             \
     static constexpr EntryName kEntry = ParseEntryName(#symbol);                                                       \
-    Launch(kEntry.signature, kEntry.reduction, AotCall{nparam, params, ndims, shapes, dtypes});                        \
-    return 0;                                                                                                          \
+    const AotCall call{nparam, params, ndims, shapes, dtypes};                                                         \
+    return RaiseFailure(FailureOf([&] { Launch(kEntry.signature, kEntry.reduction, call); }));                         \
   }
 
-#define MS_BCEWL_AOT_DEFINE_ENTRY_WITH_INFER_SHAPE(symbol, infer_shape)                                \
-  MS_BCEWL_AOT_DEFINE_ENTRY(symbol)                                                                    \
-  static_assert(IsInferShapeOf(#infer_shape, #symbol), #infer_shape " must be " #symbol "InferShape"); \
-  MS_BCEWL_AOT_EXPORT std::vector<int64_t> infer_shape(int *ndims, int64_t **shapes, void *) {         \
-    static constexpr EntryName kEntry = ParseEntryName(#symbol);                                       \
-    return InferShape(kEntry.signature, kEntry.reduction, ndims, shapes);                              \
+// Where the failure cannot be raised (no libstdc++ in the process, so no MindSpore), the shape is empty.
+#define MS_BCEWL_AOT_DEFINE_ENTRY_WITH_INFER_SHAPE(symbol, infer_shape)                                      \
+  MS_BCEWL_AOT_DEFINE_ENTRY(symbol)                                                                          \
+  static_assert(IsInferShapeOf(#infer_shape, #symbol), #infer_shape " must be " #symbol "InferShape");       \
+  MS_BCEWL_AOT_EXPORT std::vector<int64_t> infer_shape(int *ndims, int64_t **shapes, void *) {               \
+    static constexpr EntryName kEntry = ParseEntryName(#symbol);                                             \
+    std::vector<int64_t> shape;                                                                              \
+    RaiseFailure(FailureOf([&] { shape = InferShape(kEntry.signature, kEntry.reduction, ndims, shapes); })); \
+    return shape;                                                                                            \
   }
 
 MS_BCEWL_AOT_ENTRIES(MS_BCEWL_AOT_DEFINE_ENTRY, MS_BCEWL_AOT_DEFINE_ENTRY_WITH_INFER_SHAPE)

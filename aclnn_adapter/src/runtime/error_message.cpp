@@ -20,16 +20,28 @@ std::string &ProcessMessage() {
   return message;
 }
 
-}  // namespace
-
-int Fail(const char *api, int code, const std::string &sentence) {
-  std::string message = std::string(api) + ": error " + std::to_string(code) + ": " + sentence;
+void Keep(std::string message) {
   {
     std::lock_guard<std::mutex> lock(ProcessMessageMutex());
     ProcessMessage() = message;
   }
   this_thread_message = std::move(message);
+}
+
+}  // namespace
+
+int Fail(const char *api, int code, const std::string &sentence) {
+  Keep(std::string(api) + ": error " + std::to_string(code) + ": " + sentence);
   return code;
+}
+
+const char *KeepMessage(const char *message) noexcept {
+  try {
+    Keep(message);
+    return this_thread_message.c_str();
+  } catch (...) {
+    return "ms_bcewl: out of memory while reporting an error";
+  }
 }
 
 }  // namespace ms_bcewl

@@ -12,6 +12,10 @@ namespace ms_bcewl {
 // so that a failing path reads `return Fail(...)`.
 int Fail(const char *api, int code, const std::string &sentence);
 
+// Records `message` as it stands, as Fail records its line, and returns this thread's copy; never throws (out of
+// memory, it returns a fixed sentence saying so instead).
+const char *KeepMessage(const char *message) noexcept;
+
 // Runs body; an exception (std::bad_alloc, ...) must not cross the C ABI, so it becomes a failure recorded
 // with code (561000 ACLNN_ERR_INNER for aclnn functions, ACL_ERROR_BAD_ALLOC for the runtime), and on_error
 // is returned.
