@@ -318,6 +318,7 @@ print(time.perf_counter() - started, repr(loss), PYBOOST.wait() is None)
 """
 
 
+@pytest.mark.rebuilds_pyboost
 def test_the_first_blocking_call_in_an_empty_cache_does_not_wait_for_the_compile(tmp_path):
     """The first PyNative call under launch_blocking() blocked about 60 s while the module compiled, silently.
     Here the compiler takes 20 s and fails: the first call returns long before, from the primitives, and the
@@ -362,6 +363,7 @@ def run_next_process_script(environment, cwd):
     return took_pyboost == "True"
 
 
+@pytest.mark.rebuilds_pyboost
 def test_the_build_a_first_call_starts_serves_the_next_process(tmp_path):
     """auto in an empty cache: the first process keeps the primitives and leaves a builder behind; once it is done,
     the next process takes the pyboost path from its first call. The cache is named relative to the processes'
@@ -500,6 +502,7 @@ def pyboost_loss_in_a_process(root, tmp_path, prefix=()):
     return done.stdout
 
 
+@pytest.mark.rebuilds_pyboost
 @pytest.mark.parametrize("damage", ["truncated", "empty"])
 def test_a_damaged_cached_module_is_built_again_not_loaded(tmp_path, damage):
     """A truncated module in the cache killed every later process with SIGBUS (ninja took it for up to date), an
@@ -523,6 +526,7 @@ def test_only_a_module_matching_its_record_is_verified(tmp_path):
     assert pyboost_path.verified_module(tmp_path) is None
 
 
+@pytest.mark.rebuilds_pyboost
 def test_a_package_under_a_path_with_spaces_and_dollars_builds_its_module(tmp_path, monkeypatch):
     """The linker flags naming the package's library were not quoted: under a folder like '~/My Projects' the
     module never linked ('ld: cannot find with'). The paths of the source and the headers reached MindSpore's
@@ -544,6 +548,7 @@ def test_a_cache_folder_ninja_cannot_name_is_refused_before_the_build(tmp_path):
                                       lambda text: None)
 
 
+@pytest.mark.rebuilds_pyboost
 def test_a_cached_module_that_does_not_load_is_built_again(tmp_path):
     """A module matching its record that does not load (here: not a shared object at all) made each process warn
     that 'ms-bcewl build' tries again; build found it verified and compiled nothing, and info said 'module built'."""
