@@ -5,9 +5,7 @@ Written against MindSpore's public communication API (``mindspore.communication`
 wherever MindSpore's collectives do; it has been run only on the CPU backend with ``msrun`` (docs/distributed.md).
 Importing this module initialises no communication: the collectives are made at the first call.
 """
-import functools
-
-from mindspore import nn, ops
+from mindspore import ops
 from mindspore.common import dtype as mstype
 from mindspore.communication import GlobalComm
 
@@ -15,24 +13,6 @@ from ms_bcewl import BCEWithLogitsLoss, binary_cross_entropy_with_logits
 from ms_bcewl.bce_with_logits import check_arguments, describe
 
 _API = "sharded_binary_cross_entropy_with_logits"
-
-
-class _SumOverWorkers(nn.Cell):
-    """AllReduce(SUM) whose backward is the identity.
-
-    Every worker's shard is one term of the global loss, so each term's gradient is the upstream gradient itself;
-    ops.AllReduce's own backward would all-reduce it again and multiply every gradient by the number of workers.
-    """
-
-    def __init__(self, group):
-        super().__init__()
-        self.all_reduce = ops.AllReduce(ops.ReduceOp.SUM, group)
-
-    def construct(self, x):
-        return self.all_reduce(x)
-
-    def bprop(self, x, out, dout):  # pylint: disable=unused-argument
-        return (dout,)
 
 
 def _sum_over_workers(group):
@@ -43,23 +23,26 @@ def _sum_over_workers(group):
                            "needs mindspore.communication.init() first: call it in every worker (started with "
                            "msrun, docs/distributed.md). For the loss of one process, use "
                            "ms_bcewl.BCEWithLogitsLoss or binary_cross_entropy_with_logits.")
-    return _collective(GlobalComm.WORLD_COMM_GROUP if group is None else group)
+    # Made per call: a cache (functools.lru_cache) is a call bytecode capture cannot trace, and a graph break inside
+    # a differentiated function gives zero gradients.
+    return ops.AllReduce(ops.ReduceOp.SUM, GlobalComm.WORLD_COMM_GROUP if group is None else group)
 
 
-@functools.lru_cache(maxsize=None)
-def _collective(group):
-    """One collective per group, made at its first use."""
-    return _SumOverWorkers(group)
+def _with_the_gradient_of(local_sum, total):
+    """total, differentiated as local_sum. Every worker's shard is one term of the global loss, so each term's
+    gradient is the upstream gradient itself; AllReduce's own backward would all-reduce it again and multiply every
+    gradient by the number of workers. stop_gradient, not a Cell with a bprop, which bytecode capture loses."""
+    return local_sum + ops.stop_gradient(total - local_sum)
 
 
 def _global_sum(local_sum, group):
-    return _sum_over_workers(group)(local_sum)
+    return _with_the_gradient_of(local_sum, _sum_over_workers(group)(local_sum))
 
 
 def _global_mean(local_sum, count, group):
-    """sum / count over all workers, from one collective; the element count carries no gradient."""
-    totals = _sum_over_workers(group)(ops.stack((local_sum, ops.stop_gradient(count))))
-    return totals[0] / totals[1]
+    """sum / count over all workers, from one collective, which no gradient passes back through."""
+    totals = ops.stop_gradient(_sum_over_workers(group)(ops.stack((local_sum, count))))
+    return _with_the_gradient_of(local_sum, totals[0]) / totals[1]
 
 
 def sharded_binary_cross_entropy_with_logits(  # pylint: disable=redefined-builtin

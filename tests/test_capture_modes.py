@@ -16,6 +16,7 @@ from mindspore import Parameter, Tensor, nn, ops
 import ms_bcewl
 from conftest import set_mode
 from support import reference as R
+from support.bytecode_capture import bytecode_capture_refusal
 from support.native_build import HANG_GUARD_SECONDS
 
 STEPS = 5
@@ -23,26 +24,11 @@ FEATURES, CLASSES, BATCH = 4, 3, 8
 LR = 0.5
 
 
-def _bytecode_capture_refusal():
-    """MindSpore's own reason for refusing jit(capture_mode="bytecode") in this interpreter (2.10 on Python 3.12),
-    or None where it captures: asked of MindSpore with a trivial function, not read off version numbers."""
-    def identity(x):
-        return x
-
-    set_mode("pynative")
-    try:
-        ms.jit(identity, capture_mode="bytecode")(Tensor(1.0))
-    except RuntimeError as error:
-        if type(error).__name__ != "Unsupported":  # MindSpore's refusal, a RuntimeError of its own
-            raise
-        return str(error)
-    return None
-
-
 @pytest.fixture(scope="module", autouse=True)
 def bytecode_capture():
     """Every test here runs bytecode capture: where MindSpore refuses it, they are skipped with its reason."""
-    refusal = _bytecode_capture_refusal()
+    set_mode("pynative")
+    refusal = bytecode_capture_refusal()
     if refusal is not None:
         pytest.skip(f"MindSpore refuses bytecode capture here: {refusal}")
 

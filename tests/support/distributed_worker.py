@@ -7,11 +7,12 @@ in one process on the whole tensors, and writes both to <out-dir>/rank<r>.json f
 Loss cases: a (8, 6) tensor split by rows (4/4, 5/3, and 8/0: an empty shard) or by classes (4/2); weight of
 shape (8, 1) and pos_weight of shape (6,), each sliced with the logits where it has the split dimension and passed
 whole where it broadcasts; every reduction; the loss and the gradients of all four tensors for a fixed upstream
-gradient; GRAPH_MODE (one jitted function) and PyNative. Training cases: 5 SGD steps of a small Dense network,
-batch split 5/3 and class split 3/3 (a head and a pos_weight split by class), through nn.TrainOneStepCell under
-DATA_PARALLEL and, for the class split, through a step written with nn.DistributedGradReducer. Negative controls:
-the per-worker mean with averaged gradients, a plain ops.AllReduce, a class-split parameter that is not marked
-layerwise_parallel.
+gradient; GRAPH_MODE (one jitted function) and PyNative, and PyNative under jit(capture_mode="bytecode") for the
+class split 5/1 (a one-element pos_weight shard) unless MindSpore refuses that capture here. Training cases: 5 SGD
+steps of a small Dense network, batch split 5/3 and class split 3/3 (a head and a pos_weight split by class), through
+nn.TrainOneStepCell under DATA_PARALLEL and, for the class split, through a step written with
+nn.DistributedGradReducer. Negative controls: the per-worker mean with averaged gradients, a plain ops.AllReduce, a
+class-split parameter that is not marked layerwise_parallel.
 """
 import json
 import sys
@@ -23,12 +24,15 @@ from mindspore import Parameter, Tensor, nn, ops
 from mindspore.communication import get_group_size, get_rank, init
 
 import ms_bcewl
+from bytecode_capture import bytecode_capture_refusal  # this script's folder is first on sys.path
 
 ROWS, CLASSES = 8, 6
 LOSS_SPLITS = {"batch_4_4": (0, (4, 4)), "batch_5_3": (0, (5, 3)), "batch_8_0": (0, (8, 0)),
                "class_4_2": (1, (4, 2))}
 WEIGHTINGS = {"plain": (False, False), "weight": (True, False), "pos_weight": (False, True), "both": (True, True)}
 MODES = {"graph": ms.GRAPH_MODE, "pynative": ms.PYNATIVE_MODE}
+BYTECODE_SPLITS = {"class_5_1": (1, (5, 1))}
+CASE_KINDS = ("loss", "plain_all_reduce", "training")
 FEATURES, HIDDEN, STEPS, LEARNING_RATE = 5, 4, 5, 0.5
 
 
@@ -63,8 +67,8 @@ def take_shard(array, axis, bounds):
     return array[tuple(index)]
 
 
-def loss_and_gradients(loss_fn, reduction, use_weight, use_pos_weight, mode):
-    """f(x, y, w, p, g) -> (loss, (dx, dy, dw, dp)) of sum(loss * g); jitted in graph mode."""
+def loss_and_gradients(loss_fn, reduction, use_weight, use_pos_weight, mode_name):
+    """f(x, y, w, p, g) -> (loss, (dx, dy, dw, dp)) of sum(loss * g); jitted in graph mode and bytecode capture."""
     def objective(x, y, w, p, g):
         loss = loss_fn(x, y, w if use_weight else None, p if use_pos_weight else None, reduction)
         return (loss * g).sum(), loss
@@ -75,12 +79,14 @@ def loss_and_gradients(loss_fn, reduction, use_weight, use_pos_weight, mode):
         (_, loss), grads = grad_fn(x, y, w, p, g)
         return loss, grads
 
-    return ms.jit(run) if mode == ms.GRAPH_MODE else run
+    if mode_name == "bytecode":
+        return ms.jit(run, capture_mode="bytecode")
+    return ms.jit(run) if mode_name == "graph" else run
 
 
-def evaluate(loss_fn, tensors, reduction, weighting, mode):
+def evaluate(loss_fn, tensors, reduction, weighting, mode_name):
     g = tensors["g_none"] if reduction == "none" else tensors["g_reduced"]
-    run = loss_and_gradients(loss_fn, reduction, *WEIGHTINGS[weighting], mode)
+    run = loss_and_gradients(loss_fn, reduction, *WEIGHTINGS[weighting], mode_name)
     loss, grads = run(*(Tensor(tensors[name]) for name in ("input", "target", "weight", "pos_weight")), Tensor(g))
     return {"loss": loss.float().asnumpy().tolist(), "dtype": str(loss.dtype),
             **{name: grad.float().asnumpy().tolist() for name, grad in zip(("dx", "dy", "dw", "dp"), grads)}}
@@ -96,17 +102,17 @@ def sliced_axes(axis):
 def loss_cases(rank, mode_name, dtype=np.float32, splits=LOSS_SPLITS, weightings=WEIGHTINGS,
                reductions=("none", "mean", "sum")):
     """Every split x weighting x reduction: this shard's results and the single-process results on the whole."""
-    mode = MODES[mode_name]
-    ms.set_context(mode=mode)
+    ms.set_context(mode=MODES.get(mode_name, ms.PYNATIVE_MODE))
     whole = whole_tensors(dtype)
     cases = []
     for weighting in weightings:
         for reduction in reductions:
-            reference = evaluate(ms_bcewl.binary_cross_entropy_with_logits, whole, reduction, weighting, mode)
+            reference = evaluate(ms_bcewl.binary_cross_entropy_with_logits, whole, reduction, weighting, mode_name)
             for split, (axis, sizes) in splits.items():
                 bounds = shard_bounds(sizes, rank)
                 shard = {name: take_shard(value, axis, bounds) for name, value in whole.items()}
-                local = evaluate(ms_bcewl.sharded_binary_cross_entropy_with_logits, shard, reduction, weighting, mode)
+                local = evaluate(ms_bcewl.sharded_binary_cross_entropy_with_logits, shard, reduction, weighting,
+                                 mode_name)
                 cases.append({"split": split, "weighting": weighting, "reduction": reduction, "mode": mode_name,
                               "dtype": np.dtype(dtype).name, "axes": sliced_axes(axis), "local": local,
                               "reference": reference})
@@ -122,14 +128,13 @@ def plain_all_reduce_mean(x, y, w, p, _reduction):
 
 
 def plain_all_reduce_cases(rank, mode_name):
-    mode = MODES[mode_name]
-    ms.set_context(mode=mode)
+    ms.set_context(mode=MODES[mode_name])
     axis, sizes = LOSS_SPLITS["batch_5_3"]
     whole = whole_tensors()
     shard = {name: take_shard(value, axis, shard_bounds(sizes, rank)) for name, value in whole.items()}
     return [{"split": "batch_5_3", "weighting": "both", "reduction": "mean", "mode": mode_name,
-             "axes": sliced_axes(axis), "local": evaluate(plain_all_reduce_mean, shard, "mean", "both", mode),
-             "reference": evaluate(ms_bcewl.binary_cross_entropy_with_logits, whole, "mean", "both", mode)}]
+             "axes": sliced_axes(axis), "local": evaluate(plain_all_reduce_mean, shard, "mean", "both", mode_name),
+             "reference": evaluate(ms_bcewl.binary_cross_entropy_with_logits, whole, "mean", "both", mode_name)}]
 
 
 def training_data():
@@ -245,16 +250,19 @@ def main():
     init()
     rank = get_rank()
     assert get_group_size() == 2, "the cases are written for 2 workers"
-    results = {"loss": [], "plain_all_reduce": [], "training": []}
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    results = {**{kind: [] for kind in CASE_KINDS}, "bytecode_refused": bytecode_capture_refusal()}
     for mode_name in MODES:
         results["loss"] += loss_cases(rank, mode_name)
         results["loss"] += loss_cases(rank, mode_name, np.float16, {"batch_5_3": LOSS_SPLITS["batch_5_3"]},
                                       {"both": WEIGHTINGS["both"]})
         results["plain_all_reduce"] += plain_all_reduce_cases(rank, mode_name)
         results["training"] += training_cases(rank, mode_name)
+    if not results["bytecode_refused"]:
+        results["loss"] += loss_cases(rank, "bytecode", splits=BYTECODE_SPLITS)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / f"rank{rank}.json").write_text(json.dumps(results))
-    print(f"rank {rank}: {sum(map(len, results.values()))} cases written", flush=True)
+    print(f"rank {rank}: {sum(len(results[kind]) for kind in CASE_KINDS)} cases written", flush=True)
 
 
 if __name__ == "__main__":
