@@ -357,6 +357,41 @@ MS_BCEWL_KERNEL_INLINE void AddInBlockOrder(int64_t count, BlockSums *sums, Valu
   }
 }
 
+// How many elements ahead SumsLoop prefetches its inputs: left to the hardware prefetchers, the AVX-512 sum loop
+// waited on its loads from memory longer than the elementwise loop, which also stores (docs/performance.md). Longer
+// distances measured no faster.
+constexpr int64_t kPrefetchElements = 256;
+
+// Asks for the cache line of element `index` of an array; a prefetch never faults, so the index may lie past the end
+// (the address is formed as an integer: no pointer past the array is made).
+template <typename T>
+MS_BCEWL_KERNEL_INLINE void PrefetchElement(const T *array, int64_t index) {
+  const uintptr_t address = reinterpret_cast<uintptr_t>(array) + static_cast<uintptr_t>(index) * sizeof(T);
+  __builtin_prefetch(reinterpret_cast<const void *>(address));
+}
+
+// Prefetches, kPrefetchElements past element i, the inputs that quantity kQuantity reads (g: the gradients).
+template <Quantity kQuantity, DType kXy, class Units>
+MS_BCEWL_KERNEL_INLINE void PrefetchAhead(const RowInputs &in, int64_t i) {
+  const int64_t ahead = i + kPrefetchElements;
+  if constexpr (kXy == DType::kFloat32) {
+    PrefetchElement(in.x, ahead);
+    PrefetchElement(in.y, ahead);
+  } else {
+    PrefetchElement(in.x16, ahead);
+    PrefetchElement(in.y16, ahead);
+  }
+  if constexpr (!Units::kWeight) {
+    PrefetchElement(in.w, ahead);
+  }
+  if constexpr (!Units::kPosWeight) {
+    PrefetchElement(in.p, ahead);
+  }
+  if constexpr (kQuantity != Quantity::kLoss) {
+    PrefetchElement(in.g, ahead);
+  }
+}
+
 // Adds value(i) to the lanes of *sums; with kGradients also stores what GradientsLoop<kWeight, kPosWeight> stores
 // (not the loss), from the same exp (the loss takes no g, so g_scale serves both).
 // Not inlined: inlined into the nested dispatch lambdas of LossSumsWithGradients, g++ 12 laid out its loop around
@@ -366,6 +401,7 @@ template <class V, Quantity kQuantity, DType kXy, bool kGradients, class Units, 
 __attribute__((noinline)) void SumsLoop(int64_t count, const RowInputs &in, float g_scale, BlockSums *sums,
                                         const GradientOutputs &out) {
   AddInBlockOrder<V>(count, sums, [&](int64_t i, int64_t lanes) {
+    PrefetchAhead<kQuantity, kXy, Units>(in, i);
     const Lanes<V> inputs = LoadScaledLanes<V, kXy>(in, i, lanes, g_scale);
     const typename V::F e = ExpOfMinusAbs<V>(inputs);
     if constexpr (kGradients) {
