@@ -39,7 +39,7 @@ from mindspore import ops
 
 from ms_bcewl import _ascend_kernels as ascend_kernels
 from ms_bcewl._library import LIBRARY_DIR
-from ms_bcewl._mindspore_internals import launch_blocking
+from ms_bcewl._mindspore_internals import launch_blocking, pynative_queues_operators, settle_pynative_executor
 
 SOURCE = LIBRARY_DIR / "mindspore_entries.cpp"
 INCLUDE_DIR = LIBRARY_DIR / "include"
@@ -286,7 +286,8 @@ def default_folder():
 
 def prepare_module(folder, wait_for_compile):
     """The pyboost loss of the verified module in `folder`, compiled first in this process when the caller waits for
-    it; else None where it is not built yet, with a builder process started for the processes that come later."""
+    it; else None where it is not built yet, with a builder process started for the processes that come later.
+    MindSpore's PyNative executor is settled for it."""
     path = verified_module(folder)
     if path is None and not wait_for_compile:
         start_builder(folder)
@@ -294,7 +295,9 @@ def prepare_module(folder, wait_for_compile):
     if path is None:
         print("ms_bcewl: building the pyboost module (once per machine, about a minute; 'ms-bcewl build' builds "
               "it ahead)", file=sys.stderr, flush=True)
-    return use_module(path or build(root=folder.parent)).binary_cross_entropy_with_logits
+    loss = use_module(path or build(root=folder.parent)).binary_cross_entropy_with_logits
+    settle_pynative_executor()
+    return loss
 
 
 class PyboostPath:
@@ -345,6 +348,8 @@ class PyboostPath:
         folder = self._locate()
         try:
             self._loss = self._prepare(folder, wait_for_compile)
+            if self.choice == "auto" and pynative_queues_operators():
+                self._loss = None  # launch_blocking() came after an operator: pyboost calls are queued, and slower
         except (RuntimeError, OSError, ImportError) as error:  # a failed compile; no ninja or g++; a bad module
             self._failure = failure_cause(error)
             if self.choice == "auto":
