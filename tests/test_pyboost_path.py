@@ -666,6 +666,17 @@ def test_launch_blocking_chooses_pyboost_and_matches_the_reference():
     np.testing.assert_allclose(float(loss), R.loss(x, y, reduction="sum"), rtol=1e-6)
 
 
+def output_with_auto(script, tmp_path):
+    """The output of `script` run with MS_BCEWL_PYNATIVE_PATH unset, in a process of its own, its cache holding a copy
+    of this machine's built module."""
+    environment = {key: value for key, value in os.environ.items() if key != pyboost_path.PATH_VARIABLE}
+    environment["MS_BCEWL_CACHE_DIR"] = str(copy_of_the_built_module(tmp_path).parent)
+    done = subprocess.run([*R.PYTHON, "-c", script], capture_output=True, text=True, timeout=600, env=environment,
+                          cwd=tmp_path, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
 CALL_KINDS_SCRIPT = """
 import json, os
 import mindspore as ms, numpy as np
@@ -714,13 +725,7 @@ def test_auto_takes_pyboost_for_every_call_kind_without_mindsporess_bprop_queue(
     made from numpy arrays), MindSpore's PyNative executor was never set to launch_blocking(): each gradient went
     through its asynchronous bprop queue and threads, at 1e3 elements 3-30 ms against 0.2 ms. Which threads
     MindSpore started shows it: bprop_queue and backend_queue are started only for that hand-over."""
-    folder = copy_of_the_built_module(tmp_path)
-    environment = {key: value for key, value in os.environ.items() if key != pyboost_path.PATH_VARIABLE}
-    environment["MS_BCEWL_CACHE_DIR"] = str(folder.parent)
-    done = subprocess.run([*R.PYTHON, "-c", CALL_KINDS_SCRIPT], capture_output=True, text=True, timeout=600,
-                          env=environment, cwd=tmp_path, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout.splitlines()[-1])
+    report = json.loads(output_with_auto(CALL_KINDS_SCRIPT, tmp_path).splitlines()[-1])
     assert report["results"] == {kind: {"pyboost": True, "same_bits": True} for kind in report["results"]}
     assert len(report["results"]) == 4
     assert not {"bprop_queue", "backend_queue"} & set(report["threads"]), report["threads"]
@@ -743,14 +748,8 @@ def test_auto_keeps_the_primitives_where_launch_blocking_came_after_an_operator(
     """MindSpore's PyNative executor then keeps queueing operators to its threads, where a pyboost call cost 1.6 ms
     against the primitives' 0.08 ms forward (1e3 elements) and 3.4 against 1.8 ms for ms.grad: auto takes the
     primitives for the process, though its module is built."""
-    folder = copy_of_the_built_module(tmp_path)
-    environment = {key: value for key, value in os.environ.items() if key != pyboost_path.PATH_VARIABLE}
-    environment["MS_BCEWL_CACHE_DIR"] = str(folder.parent)
-    done = subprocess.run([*R.PYTHON, "-c", LATE_BLOCKING_SCRIPT], capture_output=True, text=True, timeout=600,
-                          env=environment, cwd=tmp_path, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    took_pyboost, *dx = done.stdout.split()
-    assert took_pyboost == "False", done.stdout
+    took_pyboost, *dx = output_with_auto(LATE_BLOCKING_SCRIPT, tmp_path).split()
+    assert took_pyboost == "False", dx
     x, y = np.array([-1.5, 0.25, 3.0]), np.array([0.0, 1.0, 0.5])
     np.testing.assert_allclose([float(value) for value in dx], R.grads(x, y, reduction="sum")[0], rtol=1e-6)
 
