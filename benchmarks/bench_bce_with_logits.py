@@ -31,6 +31,8 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 SETTLE_SECONDS = 0.02
 MODES = ("pynative", "pynative-blocking", "graph", "graph-blocking")
 DEFAULT_MODES = ("pynative", "pynative-blocking", "graph")
+# MS_BCEWL_PYNATIVE_PATH values a PyNative mode can be run with, each in a process of its own.
+PYNATIVE_PATHS = ("auto", "aot", "pyboost")
 SAMPLINGS = ("interleaved", "steady")
 PRESETS = {
     "full": {"sizes": DEFAULT_SIZES, "cases": tuple(CASES), "dtypes": DTYPES, "repeat": 10, "sample_seconds": 0.02},
@@ -81,6 +83,9 @@ def parse_args(argv):
                              f"its sum for reduction none) (default {','.join(DEFAULT_PASSES)})")
     parser.add_argument("--reductions", type=comma_list(REDUCTIONS), default=list(DEFAULT_REDUCTIONS),
                         help=f"default {','.join(DEFAULT_REDUCTIONS)}")
+    parser.add_argument("--paths", type=comma_list(PYNATIVE_PATHS),
+                        help="MS_BCEWL_PYNATIVE_PATH settings to run each PyNative mode with, one process each, their "
+                             "samples interleaved (default: the environment's setting, one process)")
     parser.add_argument("--groups", type=comma_list(tuple(PROVIDERS)), default=list(PROVIDERS),
                         help="provider groups to start, each a process (mindspore: one per mode) "
                              f"(default {','.join(PROVIDERS)})")
@@ -106,7 +111,13 @@ def mindspore_workers(args, scratch, common):
         mode, _, blocking = token.partition("-")
         runtime = "blocking" if blocking else "async"
         spec = {**common, "group": "mindspore", "mode": mode, "runtime": runtime, "noop_library": noop_library}
-        workers.append(WorkerProcess(f"mindspore-{token}", spec, PROVIDERS["mindspore"], mode, runtime, scratch))
+        for path in (args.paths or [None]) if mode == "pynative" else [None]:
+            # A pinned path is named in the runtime column: "blocking aot" beside "blocking auto".
+            environment = {} if path is None else {"MS_BCEWL_PYNATIVE_PATH": path}
+            label = runtime if path is None else f"{runtime} {path}"
+            workers.append(WorkerProcess(f"mindspore-{token}" + (f"-{path}" if path else ""),
+                                         {**spec, "environment": environment}, PROVIDERS["mindspore"], mode, label,
+                                         scratch))
     return workers
 
 

@@ -53,8 +53,9 @@ class MindSporeGroup:
         library = Path(library_path())
         built = datetime.fromtimestamp(library.stat().st_mtime).isoformat(" ", "seconds")
         path = "graph: ops.Custom primitives" if self.mode == "graph" else self._pynative_path
+        setting = f" {PYBOOST.choice}" if self.mode == "pynative" else ""
         return {"mindspore": ms.__version__, "ms_bcewl": f"{ms_bcewl.__version__}, {library} built {built}",
-                f"{PATH_PREFIX}{self.mode}/{self.runtime})": path}
+                f"{PATH_PREFIX}{self.mode}/{self.runtime}{setting})": path}
 
     def providers(self, workload, inputs):
         if workload.is_floor:

@@ -105,6 +105,32 @@ def _floor_rows(index, modes):
                           for peer in (f"mindspore_{reduction}", "floor_custom_noop", "floor_pyboost_noop")])
 
 
+PATH_COLUMNS = ("auto", "aot", "pyboost")
+
+
+def _path_runtimes(results):
+    """The PyNative runtimes run with several pinned paths (runtime labels "<runtime> <path>")."""
+    labels = [r.runtime for r in results if r.mode == "pynative" and r.provider == "ms_bcewl"]
+    return list(dict.fromkeys(label.split()[0] for label in labels if " " in label))
+
+
+def _path_rows(index, runtimes):
+    """Per workload: ms_bcewl's time with each MS_BCEWL_PYNATIVE_PATH and auto ÷ the faster pinned path."""
+    for workload, row in index.items():
+        for runtime in runtimes:
+            times = [median_in(row, "ms_bcewl", ("pynative", f"{runtime} {path}")) for path in PATH_COLUMNS]
+            if workload.is_floor or times[0] is None:
+                continue
+            best = min((t for t in times[1:] if t is not None), default=None)
+            yield ([runtime, workload.case, workload.size, workload.dtype, workload.reduction, workload.pass_]
+                   + [format_seconds(t) for t in times] + [format_ratio(times[0], best)])
+
+
+PATHS_GUIDE = """ms_bcewl in PyNative with `MS_BCEWL_PYNATIVE_PATH` unset (auto), `aot` (the ops.Custom primitives) and
+`pyboost`, each in a process of its own, their samples interleaved; the ratio is auto's time ÷ the faster of the
+other two (1 or below: auto took the faster path)."""
+
+
 def _unmeasured_rows(results):
     counts = defaultdict(int)
     for result in results:
@@ -146,6 +172,11 @@ def markdown(results, machine, command):
     header = ["case", "N", "dtype", "reduction", "pass", "ms_bcewl", "built-in", "kernel alone", "torch", *ROOFS,
               "built-in ÷ ms_bcewl", "torch ÷ ms_bcewl", "roof ÷ ms_bcewl", "kernel alone ÷ ms_bcewl",
               "torch ÷ kernel alone", "roof ÷ kernel alone"]
+    path_runtimes = _path_runtimes(results)
+    if path_runtimes:
+        lines += ["## PyNative paths", "", PATHS_GUIDE, ""]
+        lines += _table(["runtime", "case", "N", "dtype", "reduction", "pass", *PATH_COLUMNS, "auto ÷ best"],
+                        _path_rows(index, path_runtimes))
     for mode_runtime in modes:
         lines += [f"## MindSpore {'/'.join(mode_runtime)}", ""]
         lines += _table(header, _comparison_rows(index, mode_runtime))

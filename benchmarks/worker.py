@@ -97,6 +97,7 @@ def protocol_stream():
 
 def main():
     spec = json.loads(sys.argv[1])
+    os.environ.update(spec.get("environment", {}))  # before ms_bcewl is imported, which reads its settings once
     answers = protocol_stream()
     try:
         group = make_group(spec)

@@ -5,13 +5,16 @@ depends on it).
 - AMP O1's rewrite: ms_bcewl's Cells on its black list (``keep_out_of_rewrite``).
 - Bytecode capture: ms_bcewl among the modules it inlines (``allow_bytecode_capture_to_inline``).
 - PyNative mixed precision: the dtype a Cell's ``to_float`` casts a primitive's arguments to (``cast_arguments``).
-- The runtime: whether ``mindspore.runtime.launch_blocking()`` was called (``launch_blocking``).
+- The runtime: whether ``mindspore.runtime.launch_blocking()`` was called (``launch_blocking``); the PyNative
+  executor set to it (``settle_pynative_executor``), or queueing operators all the same (``pynative_queues_operators``).
 - Export: whether the graph being compiled is for ``mindspore.export`` (``exporting``).
 - Bytecode capture: whether it is tracing the caller (``capturing_bytecode``).
 """
+import os
 import sys
+from pathlib import Path
 
-from mindspore import _c_expression, nn, ops
+from mindspore import Tensor, _c_expression, nn, ops
 from mindspore._c_expression import MixedPrecisionType  # pylint: disable=no-name-in-module
 from mindspore.common import dtype as mstype
 
@@ -121,6 +124,25 @@ except (ImportError, AttributeError):
 def launch_blocking():
     """Whether mindspore.runtime.launch_blocking() was called (False where MindSpore cannot say)."""
     return _RUNTIME_CONF is not None and _RUNTIME_CONF.is_launch_blocking()
+
+
+def settle_pynative_executor():
+    """Runs one tiny operator. MindSpore's PyNative forward executor reads the runtime setting when it runs its first
+    operator, and a pyboost operator does not start it: until then an autograd Function records its gradient on
+    MindSpore's asynchronous bprop queue even under launch_blocking(), a hand-over to its threads at every call."""
+    ops.add(Tensor(0.0, mstype.float32), 0.0).asnumpy()
+
+
+def pynative_queues_operators():
+    """Whether MindSpore's PyNative executor queues operators to its threads: it started its frontend_queue thread,
+    as it does when operators ran before launch_blocking() was called, which it then keeps ignoring."""
+    names = set()
+    for task in os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else ():
+        try:
+            names.add(Path(f"/proc/self/task/{task}/comm").read_text(encoding="utf-8").strip())
+        except OSError:  # the thread ended meanwhile
+            continue
+    return "frontend_queue" in names
 
 
 # ---- Export ----

@@ -181,7 +181,8 @@ def info_rows():
 
 # What a user can set for fast PyNative gradients; the measurements behind it are in docs/performance.md.
 PYNATIVE_TRAINING_ADVICE = (
-    "fastest after mindspore.runtime.launch_blocking() (the pyboost path): in the default asynchronous runtime every "
+    "fastest after mindspore.runtime.launch_blocking() called before the first operator (the pyboost path): in the "
+    "default asynchronous runtime every "
     "mindspore.grad call also waits on MindSpore's queue threads. Reduce inside the loss (reduction='mean' or "
     "'sum'), not with .sum() of a 'none' loss: MindSpore's CPU ReduceSum and its gradient cost more than the loss "
     "(docs/performance.md)")
