@@ -132,6 +132,9 @@ def _gradient_primitives(has_weight, has_pos_weight, reduction):
     grad_all = _custom(_symbol("grad_all", reduction), names, [GRADIENT_OF[name] for name in _INPUTS],
                        _dtype_of(1, 2, 3, 4), _gradient_shapes(has_weight, has_pos_weight),
                        gradient_bprop(reduction, has_weight, has_pos_weight))
+    # The variants' grad_all differ only in their output shapes, which MindSpore's PyNative op cache does not key on:
+    # with 0-d weights their calls look alike, and one would get another's outputs. Attributes are in the key.
+    grad_all.add_prim_attr("variant", f"{has_weight} {has_pos_weight}")
     return grad("input"), grad("target"), grad("weight"), grad("pos_weight"), grad_all
 
 
