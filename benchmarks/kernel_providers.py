@@ -30,10 +30,10 @@ def package_library():
 
 def reduction_codes(library):
     """{reduction: aclnn code} as the library's registry of AOT entry points lists them (symbol, operation,
-    has_weight, has_pos_weight, reduction, code, shapes on each line)."""
+    reduction, code, shapes on each line)."""
     library.ms_bcewl_aot_registry.restype = ctypes.c_char_p
     lines = library.ms_bcewl_aot_registry().decode().splitlines()
-    return {fields[4]: int(fields[5]) for fields in map(str.split, lines)}
+    return {fields[2]: int(fields[3]) for fields in map(str.split, lines)}
 
 
 def load_library(path):

@@ -376,13 +376,12 @@ def _promoted(*dtypes):
 
 
 class _Loss(nn.Cell):
-    """binary_cross_entropy_with_logits for one variant and reduction. The subclasses only fix the arity of
-    construct and bprop (MindSpore needs a bprop with the forward's exact parameters).
+    """binary_cross_entropy_with_logits for one variant and reduction, called as the host's primitives are: with
+    all four inputs, an absent weight or pos_weight as a 0-d 1 in x's dtype (neutral for the promotion).
 
-    An absent weight or pos_weight is replaced by a 0-d one in x's dtype (neutral for the promotion) as soon as it
-    enters, and every branch tests has_weight / has_pos_weight, never `is None`: in graph mode, a function that
-    branches on a None argument and is called from both construct and bprop fails to compile (MindSpore 2.10,
-    "The func graph is empty").
+    Every branch tests has_weight / has_pos_weight, never `is None`: in graph mode, a function that branches on a
+    None argument and is called from both construct and bprop fails to compile (MindSpore 2.10, "The func graph is
+    empty").
     """
 
     def __init__(self, kernels, has_weight, has_pos_weight, reduction):
@@ -393,14 +392,9 @@ class _Loss(nn.Cell):
         self.has_pos_weight = has_pos_weight
         self.reduction = reduction
 
-    def _present_or_ones(self, x, w, p):
-        one = ops.ones((), x.dtype)
-        return (w if self.has_weight else one), (p if self.has_pos_weight else one)
-
-    def _loss(self, x, y, w, p):
+    def construct(self, x, y, w, p):
         if _is_empty(ops.shape(x)):
             return _empty_input_loss(x, y, self.reduction)
-        w, p = self._present_or_ones(x, w, p)
         loss = self._elementwise_loss(x, y, w, p, _promoted(x.dtype, y.dtype, w.dtype, p.dtype))
         if self.reduction == "mean":
             loss = ops.mean(loss)
@@ -415,12 +409,10 @@ class _Loss(nn.Cell):
         return self.forward_kernel(ops.cast(x, dtype), ops.cast(y, dtype), _kernel_operand(w, x, dtype),
                                    _kernel_operand(p, x, dtype))
 
-    def _gradients(self, x, y, w, p, dout):
-        """(dx, dy[, dw][, dp]): one gradient per forward input, each in the dtype of its argument."""
-        w, p = self._present_or_ones(x, w, p)
+    def bprop(self, x, y, w, p, out, dout):
+        """(dx, dy, dw, dp), each in the dtype of its argument; zeros for an absent weight's or pos_weight's unit."""
         if _is_empty(ops.shape(x)):  # nothing contributes: empty dx and dy, zero dw and dp
-            return self._present_gradients(_zeros_like(x), _zeros_like(y), _zeros_like(w),
-                                           _zeros_like(p))
+            return _zeros_like(x), _zeros_like(y), _zeros_like(w), _zeros_like(p)
         dtype = _promoted(x.dtype, y.dtype, w.dtype, p.dtype)
         scale = ops.ones((), _FLOAT32)
         if self.reduction == "mean":
@@ -435,66 +427,23 @@ class _Loss(nn.Cell):
         log_sigmoid = ops.minimum(x32, 0.0) - softplus
         weight_g = w32 * g
         dy = weight_g * (ops.minimum(-x32, 0.0) - softplus - p32 * log_sigmoid)
-        dw, dp = w, p  # stand-ins where the variant has no such input; _present_gradients drops them
         if self.has_weight:
-            unweighted = self._elementwise_loss(x, y, ops.ones((), x.dtype), p, dtype)
-            dw = _sum_to(unweighted * g, w)
+            dw = _sum_to(self._elementwise_loss(x, y, ops.ones((), x.dtype), p, dtype) * g, w)
+        else:
+            dw = _zeros_like(w)  # of the unit passed for an absent weight
         if self.has_pos_weight:
             dp = _sum_to(-weight_g * y32 * log_sigmoid, p)
+        else:
+            dp = _zeros_like(p)
         if not _shapes_are_known(ops.shape(x)):
             dw, dp = _where_empty(x, _zeros_like(dw), dw), _where_empty(x, _zeros_like(dp), dp)
-        return self._present_gradients(ops.cast(dx, x.dtype), ops.cast(dy, y.dtype), dw, dp)
-
-    def _present_gradients(self, dx, dy, dw, dp):
-        """The gradients of the inputs this variant has."""
-        grads = (dx, dy)
-        if self.has_weight:
-            grads = grads + (dw,)
-        if self.has_pos_weight:
-            grads = grads + (dp,)
-        return grads
-
-
-class _LossPlain(_Loss):
-    def construct(self, x, y):
-        return self._loss(x, y, None, None)
-
-    def bprop(self, x, y, out, dout):
-        return self._gradients(x, y, None, None, dout)
-
-
-class _LossW(_Loss):
-    def construct(self, x, y, w):
-        return self._loss(x, y, w, None)
-
-    def bprop(self, x, y, w, out, dout):
-        return self._gradients(x, y, w, None, dout)
-
-
-class _LossP(_Loss):
-    def construct(self, x, y, p):
-        return self._loss(x, y, None, p)
-
-    def bprop(self, x, y, p, out, dout):
-        return self._gradients(x, y, None, p, dout)
-
-
-class _LossWp(_Loss):
-    def construct(self, x, y, w, p):
-        return self._loss(x, y, w, p)
-
-    def bprop(self, x, y, w, p, out, dout):
-        return self._gradients(x, y, w, p, dout)
-
-
-_LOSS_CLASSES = {(False, False): _LossPlain, (True, False): _LossW, (False, True): _LossP,
-                 (True, True): _LossWp}
+        return ops.cast(dx, x.dtype), ops.cast(dy, y.dtype), dw, dp
 
 
 def forward_table(kernels):
     """GRAPH_FORWARD of ms_bcewl._primitives: {(has_weight, has_pos_weight, reduction): loss}, built once."""
-    return {(has_weight, has_pos_weight, reduction): loss_class(kernels, has_weight, has_pos_weight, reduction)
-            for (has_weight, has_pos_weight), loss_class in _LOSS_CLASSES.items() for reduction in REDUCTIONS}
+    return {(has_weight, has_pos_weight, reduction): _Loss(kernels, has_weight, has_pos_weight, reduction)
+            for has_weight, has_pos_weight in primitives.VARIANTS for reduction in REDUCTIONS}
 
 
 def _kernel_operand(operand, x, dtype):

@@ -44,23 +44,21 @@ def library_path() -> str:
     return str(LIBRARY_PATH)
 
 
-# One exported AOT entry point: its symbol, what it computes, the optional inputs it takes, its reduction with the
-# aclnn code, and where its output shapes come from ("library": its InferShape; "python": the primitive's).
-AotEntry = collections.namedtuple("AotEntry", "symbol operation has_weight has_pos_weight reduction code shapes")
+# One exported AOT entry point: its symbol, what it computes, its reduction with the aclnn code, and where its output
+# shapes come from ("library": its InferShape; "python": the primitive's).
+AotEntry = collections.namedtuple("AotEntry", "symbol operation reduction code shapes")
 
 
 @functools.lru_cache(maxsize=None)
 def aot_entries():
-    """{(operation, has_weight, has_pos_weight, reduction): AotEntry} of every entry the library exports, as its
-    registry (aclnn_adapter/src/mindspore/aot_registry.h) lists them; ctypes loads the library MindSpore loads later."""
+    """{(operation, reduction): AotEntry} of every entry the library exports, as its registry
+    (aclnn_adapter/src/mindspore/aot_registry.h) lists them; ctypes loads the library MindSpore loads later."""
     registry = ctypes.CDLL(library_path()).ms_bcewl_aot_registry
     registry.restype = ctypes.c_char_p
     entries = {}
     for line in registry().decode().splitlines():
-        symbol, operation, has_weight, has_pos_weight, reduction, code, shapes = line.split()
-        entry = AotEntry(symbol, operation, has_weight == "true", has_pos_weight == "true", reduction, int(code),
-                         shapes)
-        entries[(operation, entry.has_weight, entry.has_pos_weight, reduction)] = entry
+        symbol, operation, reduction, code, shapes = line.split()
+        entries[(operation, reduction)] = AotEntry(symbol, operation, reduction, int(code), shapes)
     return entries
 
 

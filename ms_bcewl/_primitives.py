@@ -1,10 +1,11 @@
 """The ops.Custom primitives: forward and its gradients side by side, built once per variant and reduction.
 
 Every primitive is created when the package is imported, because graph mode cannot create a primitive while it
-compiles; calls only look one up. A variant says which optional inputs are passed (absent ones are not passed
-at all) and picks the native entry point of that (operation, variant, reduction) from the library's registry
-(aot_entries(); aclnn_adapter/src/mindspore/aot_registry.h). Output dtypes are the dtype of the argument each output
-belongs to.
+compiles; calls only look one up. Every primitive takes all four inputs, an absent weight or pos_weight as a 0-d 1
+(``unit_like``), and calls the native entry point of its (operation, reduction) from the library's registry
+(aot_entries(); aclnn_adapter/src/mindspore/aot_registry.h). A variant, which optional inputs the caller passed, is
+known only here: it picks the gradients a bprop computes, so that none is computed for an absent input. Output dtypes
+are the dtype of the argument each output belongs to.
 
 Output shapes come from one of two places, hence two tables with the same keys:
 - GRAPH_FORWARD, keyed (has_weight, has_pos_weight, reduction): the library's C++ InferShape, so that dynamic
@@ -21,22 +22,20 @@ from mindspore.common import dtype as mstype
 from mindspore.ops import CustomRegOp, DataType, PrimitiveWithInfer
 
 from ms_bcewl import _ascend_kernels as ascend_kernels
-from ms_bcewl._library import aot_entries, library_path
+from ms_bcewl._library import REDUCTIONS, aot_entries, library_path
 from ms_bcewl._mindspore_internals import capturing_bytecode, exporting
 
 # The dtypes the primitives compute in (docs/contract.md §5), as the library's dtype list names them.
 SUPPORTED_DTYPES = (mstype.float16, mstype.float32, mstype.bfloat16)
 # The gradient of each input, as the library's operations and these primitives' outputs name it.
 GRADIENT_OF = {"input": "grad_self", "target": "grad_target", "weight": "grad_weight", "pos_weight": "grad_pos_weight"}
-
-
-def _input_names(has_weight, has_pos_weight):
-    names = ["input", "target"]
-    if has_weight:
-        names.append("weight")
-    if has_pos_weight:
-        names.append("pos_weight")
-    return names
+# The inputs every primitive takes, in order.
+_INPUTS = tuple(GRADIENT_OF)
+# The variants, (has_weight, has_pos_weight): which optional inputs the caller passed.
+VARIANTS = ((False, False), (True, False), (False, True), (True, True))
+# What an absent weight or pos_weight is passed as in PyNative: one 0-d 1 per dtype, made once, not per call.
+_UNITS = {dtype: Tensor(1, dtype) for dtype in SUPPORTED_DTYPES}
+_ZEROS = {dtype: Tensor(0, dtype) for dtype in SUPPORTED_DTYPES}
 
 
 def _custom(entry, input_names, output_names, output_dtype, output_shape, bprop=None):
@@ -93,78 +92,85 @@ in_export = _CompileTimeConstant("ms_bcewl_in_export", exporting)
 in_bytecode_capture = _CompileTimeConstant("ms_bcewl_in_bytecode_capture", capturing_bytecode)
 
 
+def unit_like(like):
+    """What a primitive takes for an absent weight or pos_weight: a 0-d 1 in `like`'s dtype."""
+    return ops.ones((), like.dtype) if in_graph() else _UNITS[like.dtype]
+
+
+def _zero_for(absent):
+    """A bprop's gradient of the unit passed for an absent input."""
+    return ops.zeros_like(absent) if in_graph() else _ZEROS[absent.dtype]
+
+
+def _symbol(operation, reduction):
+    return aot_entries()[(operation, reduction)].symbol
+
+
+def _gradient_shapes(has_weight, has_pos_weight):
+    """grad_all's output shapes: each input's, but (0,) for the gradient of an absent weight or pos_weight, which
+    asks the library not to compute it (its 0-d unit's gradient would have shape ())."""
+    def shapes(dout, x, y, w, p):
+        return [x, y, w if has_weight else [0], p if has_pos_weight else [0]]
+    return shapes
+
+
 def _gradient_primitives(has_weight, has_pos_weight, reduction):
-    """Primitives (dx, dy, dw or None, dp or None, all); each takes (dout, input, target, [weight], [pos_weight]);
-    ``all`` returns the gradient of every input it takes, from one pass over the inputs where it can.
+    """Primitives (dx, dy, dw, dp, all); each takes (dout, input, target, weight, pos_weight); ``all`` returns the
+    gradient of every input the caller passed, from one pass over the inputs where it can.
 
     dx, dy, dw and dp infer their shapes with the library's InferShape: graphs need it for dynamic shapes. ``all``
     infers them in Python, so a bprop calls it only where Python runs the bprop (not in_graph()); a graph calls the
     single gradients, which lets it drop those it does not need. Every one of them has a bprop of its own
     (below), so that a gradient of these gradients is real; ``all``'s takes one cotangent per
     output, in one formula with the single ones'."""
-    names = ["dout"] + _input_names(has_weight, has_pos_weight)
-    inputs = names[1:]
-
-    def entry(operation):
-        return aot_entries()[(operation, has_weight, has_pos_weight, reduction)].symbol
+    names = ["dout", *_INPUTS]
 
     def grad(of):
-        return _custom(entry(GRADIENT_OF[of]), names, [GRADIENT_OF[of]],
-                       _dtype_of(names.index(of)), None, gradient_bprop(reduction, has_weight, has_pos_weight, of))
+        return _custom(_symbol(GRADIENT_OF[of], reduction), names, [GRADIENT_OF[of]], _dtype_of(names.index(of)),
+                       None, gradient_bprop(reduction, has_weight, has_pos_weight, of))
 
-    positions = [names.index(name) for name in inputs]
-    grad_all = _custom(entry("grad_all"), names, [GRADIENT_OF[name] for name in inputs],
-                        _dtype_of(*positions), _shape_of(*positions),
-                        gradient_bprop(reduction, has_weight, has_pos_weight))
-    return (grad("input"), grad("target"), grad("weight") if has_weight else None,
-            grad("pos_weight") if has_pos_weight else None, grad_all)
+    grad_all = _custom(_symbol("grad_all", reduction), names, [GRADIENT_OF[name] for name in _INPUTS],
+                       _dtype_of(1, 2, 3, 4), _gradient_shapes(has_weight, has_pos_weight),
+                       gradient_bprop(reduction, has_weight, has_pos_weight))
+    # The variants' grad_all differ only in their output shapes, which MindSpore's PyNative op cache does not key on:
+    # with 0-d weights their calls look alike, and one would get another's outputs. Attributes are in the key.
+    grad_all.add_prim_attr("variant", f"{has_weight} {has_pos_weight}")
+    return grad("input"), grad("target"), grad("weight"), grad("pos_weight"), grad_all
 
 
-def _bprop(grads):
-    """A bprop with the forward's signature; it returns one gradient per forward input."""
-    dx, dy, dw, dp, grad_all = grads
-    if dw is not None and dp is not None:
-        def bprop_wp(x, y, w, p, out, dout):
-            if in_graph():
-                return dx(dout, x, y, w, p), dy(dout, x, y, w, p), dw(dout, x, y, w, p), dp(dout, x, y, w, p)
-            return grad_all(dout, x, y, w, p)
-        return bprop_wp
-    da = dw if dw is not None else dp
-    if da is not None:
-        def bprop_w_or_p(x, y, a, out, dout):
-            if in_graph():
-                return dx(dout, x, y, a), dy(dout, x, y, a), da(dout, x, y, a)
-            return grad_all(dout, x, y, a)
-        return bprop_w_or_p
+def _bprop(has_weight, has_pos_weight, reduction):
+    """The forward's bprop: the gradients of the inputs the caller passed, zeros for the units of absent ones."""
+    dx, dy, dw, dp, grad_all = _gradient_primitives(has_weight, has_pos_weight, reduction)
 
-    def bprop_plain(x, y, out, dout):
+    def bprop(x, y, w, p, out, dout):
         if in_graph():
-            return dx(dout, x, y), dy(dout, x, y)
-        return grad_all(dout, x, y)
-    return bprop_plain
+            return (dx(dout, x, y, w, p), dy(dout, x, y, w, p),
+                    dw(dout, x, y, w, p) if has_weight else _zero_for(w),
+                    dp(dout, x, y, w, p) if has_pos_weight else _zero_for(p))
+        d_x, d_y, d_w, d_p = grad_all(dout, x, y, w, p)
+        return d_x, d_y, d_w if has_weight else _zero_for(w), d_p if has_pos_weight else _zero_for(p)
+    return bprop
 
 
 def _host_forward_table(for_graph):
     """GRAPH_FORWARD (for_graph) or PYNATIVE_FORWARD, whose keys also name the target's dtype: one loss per
-    forward entry of the library's registry."""
+    variant and reduction, each calling the forward entry of its reduction."""
     table = {}
-    forward_entries = [entry for entry in aot_entries().values() if entry.operation == "forward"]
-    for entry in forward_entries:
-        has_weight, has_pos_weight, reduction = entry.has_weight, entry.has_pos_weight, entry.reduction
-        names = _input_names(has_weight, has_pos_weight)
-        bprop = _bprop(_gradient_primitives(has_weight, has_pos_weight, reduction))
+    dtype_of_target = _dtype_of(_INPUTS.index("target"))
+    for (has_weight, has_pos_weight), reduction in ((variant, r) for variant in VARIANTS for r in REDUCTIONS):
+        symbol = _symbol("forward", reduction)
+        bprop = _bprop(has_weight, has_pos_weight, reduction)
         key = (has_weight, has_pos_weight, reduction)
-        dtype_of_target = _dtype_of(names.index("target"))
         if for_graph:
-            table[key] = _custom(entry.symbol, names, ["loss"], dtype_of_target, None, bprop)
+            table[key] = _custom(symbol, _INPUTS, ["loss"], dtype_of_target, None, bprop)
         elif reduction != "none":
             # A 0-d output keeps a dtype function: with a fixed dtype, MindSpore 2.10 fails in a PyNative Cell
             # with dynamic inputs (set_inputs): "The pointer[shape_vector] is null" (CreateGraphOutputKernelTensor).
-            loss = _custom(entry.symbol, names, ["loss"], dtype_of_target, _scalar_shape, bprop)
+            loss = _custom(symbol, _INPUTS, ["loss"], dtype_of_target, _scalar_shape, bprop)
             table.update({key + (dtype,): loss for dtype in SUPPORTED_DTYPES})
         else:
             # A fixed dtype also spares each call the Python dtype function.
-            table.update({key + (dtype,): _custom(entry.symbol, names, ["loss"], dtype, _shape_of(0), bprop)
+            table.update({key + (dtype,): _custom(symbol, _INPUTS, ["loss"], dtype, _shape_of(0), bprop)
                           for dtype in SUPPORTED_DTYPES})
     return table
 
@@ -180,7 +186,6 @@ def _host_forward_table(for_graph):
 # A gradient primitive's bprop gets a cotangent c for its output and returns the gradient of sum(c * output) with
 # respect to each of its inputs (g, x, y, w, p). They are written with MindSpore's differentiable operations, in
 # float32 like the loss, so that third and higher orders follow by MindSpore's own autodiff.
-_INPUTS = tuple(GRADIENT_OF)
 
 
 def _log_sigmoid(x):
@@ -276,7 +281,8 @@ def second_order(reduction, arguments, cotangents):
 
     arguments: (dout, input, target, weight or None, pos_weight or None) as the primitive takes them;
     cotangents: (c_input, c_target, c_weight, c_pos_weight), None for a gradient not asked for.
-    Returns the gradients of dout, input, target and the weights present, each in its argument's dtype."""
+    Returns the gradients of dout, input, target, weight and pos_weight, each in its argument's dtype, None for
+    an absent weight or pos_weight."""
     dout, x, y, w, p = arguments
     c_x, c_y, c_w, c_p = (_float32(cotangents[0]), _float32(cotangents[1]), _float32(cotangents[2]),
                           _float32(cotangents[3]))
@@ -300,14 +306,12 @@ def second_order(reduction, arguments, cotangents):
     along_y = _total(_times(c_x, d_unit_dx_dy), _times(c_p, -log_sigmoid))
     d_y = _weighted(gs, _total(_weighted(wf, along_y), _times(c_w, unit_dy)))  # d(dw)/dy = unit_dy
 
-    grads = (_as_gradient(d_dout, dout), _as_gradient(d_x, x), _as_gradient(d_y, y))
-    if w is not None:
-        grads = grads + (_as_gradient(_sum_to(_weighted(gs, weighted), w), w),)
+    d_w = None if w is None else _as_gradient(_sum_to(_weighted(gs, weighted), w), w)
+    d_p = None
     if p is not None:
         along_p = _total(_times(c_x, d_unit_dp_dx), _times(c_y, -log_sigmoid))
-        grads = grads + (_as_gradient(_sum_to(_weighted(gs, _total(_weighted(wf, along_p),
-                                                                      _times(c_w, unit_dp))), p), p),)
-    return grads
+        d_p = _as_gradient(_sum_to(_weighted(gs, _total(_weighted(wf, along_p), _times(c_w, unit_dp))), p), p)
+    return _as_gradient(d_dout, dout), _as_gradient(d_x, x), _as_gradient(d_y, y), d_w, d_p
 
 
 def _as_gradient(gradient, argument):
@@ -325,33 +329,19 @@ def _pick(cotangent, position):
 
 def gradient_bprop(reduction, has_weight, has_pos_weight, of=None):
     """The bprop of the gradient primitive whose output is the gradient of argument `of` ("input", "target",
-    "weight", "pos_weight"), or, for of None, a tuple of the gradients of every argument present. Graphs need a
-    bprop's parameters spelled out, hence one signature per variant."""
-    present = [name for name, has in zip(_INPUTS, (True, True, has_weight, has_pos_weight)) if has]
-    positions = tuple((present.index(name) if name in present else None) if of is None else
-                      (-1 if name == of else None) for name in _INPUTS)
+    "weight", "pos_weight"), or, for of None, grad_all's tuple of the gradients of every input, those of absent
+    ones empty and without a cotangent. The units passed for absent inputs take no part: zero gradients."""
+    present = (True, True, has_weight, has_pos_weight)
+    positions = tuple((index if has else None) if of is None else (-1 if name == of else None)
+                      for index, (name, has) in enumerate(zip(_INPUTS, present)))
 
-    def gradients(dout, x, y, w, p, cotangent):
+    def bprop(dout, x, y, w, p, out, cotangent):
         cotangents = (_pick(cotangent, positions[0]), _pick(cotangent, positions[1]),
                       _pick(cotangent, positions[2]), _pick(cotangent, positions[3]))
-        return second_order(reduction, (dout, x, y, w, p), cotangents)
-
-    if has_weight and has_pos_weight:
-        def bprop_wp(dout, x, y, w, p, out, cotangent):
-            return gradients(dout, x, y, w, p, cotangent)
-        return bprop_wp
-    if has_weight:
-        def bprop_w(dout, x, y, w, out, cotangent):
-            return gradients(dout, x, y, w, None, cotangent)
-        return bprop_w
-    if has_pos_weight:
-        def bprop_p(dout, x, y, p, out, cotangent):
-            return gradients(dout, x, y, None, p, cotangent)
-        return bprop_p
-
-    def bprop_plain(dout, x, y, out, cotangent):
-        return gradients(dout, x, y, None, None, cotangent)
-    return bprop_plain
+        d_dout, d_x, d_y, d_w, d_p = second_order(reduction, (dout, x, y, w if has_weight else None,
+                                                              p if has_pos_weight else None), cotangents)
+        return d_dout, d_x, d_y, _zero_for(w) if d_w is None else d_w, _zero_for(p) if d_p is None else d_p
+    return bprop
 
 
 # ---- Exports: the loss from standard operators ----

@@ -66,6 +66,25 @@ def test_gradient_at_zero_is_one_half(mode, pos_weight):
     np.testing.assert_array_equal(R.to_f64(R.run_grads(case)[0]), np.full((3, 1), 0.5))
 
 
+@pytest.mark.parametrize("reduction", R.REDUCTIONS)
+def test_a_passed_weight_and_pos_weight_equal_to_one_get_their_gradients(mode, reduction):
+    """0-d weight and pos_weight of exactly 1, passed: an absent one reaches the library as the same 0-d 1, so
+    their gradients depend on knowing what the caller passed, not on the value."""
+    base = R.matrix_case(reduction, "plain", "fp32")
+    case = R.case_from(base.x, base.y, np.ones(()), np.ones(()), reduction)
+    R.check_grads(case, R.upstream(case), msg=f"{mode}/{reduction}")
+
+
+@pytest.mark.parametrize("reduction", R.REDUCTIONS)
+def test_every_variant_on_0d_tensors_keeps_its_own_gradients(pynative, reduction):
+    """The four variants one after the other on 0-d tensors: their primitives call one entry with one input
+    signature (an absent weight is a 0-d 1 too), so MindSpore's PyNative op cache must still tell them apart."""
+    for weights in [(None, None), (1.7, 0.25), (None, 0.25), (1.7, None)] * 2:
+        w, p = (None if value is None else np.array(value) for value in weights)
+        case = R.case_from(np.array(0.125), np.array(1.0), w, p, reduction)
+        R.check_grads(case, R.upstream(case), msg=f"{reduction} weight {weights[0]} pos_weight {weights[1]}")
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The full matrix: reduction × variant × dtype combination × mode, with a random upstream gradient
 # ---------------------------------------------------------------------------------------------------------------

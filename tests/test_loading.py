@@ -7,6 +7,7 @@ the package under MS_CUSTOM_AOT_WHITE_LIST, first naming another directory, then
 """
 import os
 import platform
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -244,27 +245,34 @@ def test_the_package_works_under_a_white_list_of_its_library_directory_only(tmp_
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _expected_entry_keys(reductions):
-    """forward, dx, dy and all of them together for every variant; dw and dp where their input is given."""
-    variants = [(False, False), (True, False), (False, True), (True, True)]
-    keys = {(operation, w, p, r) for operation in ("forward", "grad_self", "grad_target", "grad_all")
-            for w, p in variants for r in reductions}
-    keys |= {("grad_weight", w, p, r) for w, p in variants if w for r in reductions}
-    keys |= {("grad_pos_weight", w, p, r) for w, p in variants if p for r in reductions}
-    return keys
+# One entry per operation and reduction, each taking all four inputs (a 0-d 1 for an absent weight or pos_weight).
+_OPERATIONS = ("forward", "grad_self", "grad_target", "grad_weight", "grad_pos_weight", "grad_all")
 
 
 def test_the_registry_lists_every_exported_entry_with_its_infer_shape():
     import ctypes
 
     entries = _library.aot_entries()
-    assert set(entries) == _expected_entry_keys(("none", "mean", "sum"))
+    assert set(entries) == {(operation, r) for operation in _OPERATIONS for r in ("none", "mean", "sum")}
     library = ctypes.CDLL(_library.library_path())
     for entry in entries.values():
         assert hasattr(library, entry.symbol), entry
         # an AOT InferShape gives one output: the multi-output entry's shapes come from Python
         assert hasattr(library, entry.symbol + "InferShape") == (entry.operation != "grad_all"), entry
         assert entry.shapes == ("python" if entry.operation == "grad_all" else "library"), entry
+
+
+@pytest.mark.skipif(shutil.which("nm") is None, reason="needs nm")
+def test_the_library_exports_the_registry_and_at_most_40_mindspore_symbols():
+    """At the MindSpore boundary the library exports its entries, their InferShapes and the table, no more."""
+    listing = subprocess.run(["nm", "-D", "--defined-only", _library.library_path()], capture_output=True, text=True,
+                             check=True).stdout
+    exported = {line.split()[-1] for line in listing.splitlines() if line.split()[-1].startswith("ms_bcewl_")}
+    entries = _library.aot_entries().values()
+    registry = {entry.symbol for entry in entries} | {"ms_bcewl_aot_registry"}
+    registry |= {entry.symbol + "InferShape" for entry in entries if entry.shapes == "library"}
+    assert exported == registry
+    assert len(exported) <= 40, sorted(exported)
 
 
 def test_the_library_and_python_give_each_reduction_the_aclnn_code_of_the_contract():

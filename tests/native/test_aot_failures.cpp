@@ -16,9 +16,9 @@
 #ifdef __clang__
 #pragma clang diagnostic ignored "-Wreturn-type-c-linkage"  // MindSpore's InferShape returns a std::vector
 #endif
-extern "C" int ms_bcewl_forward_plain_mean(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes,
-                                           void *stream, void *extra);
-extern "C" std::vector<int64_t> ms_bcewl_forward_plain_noneInferShape(int *ndims, int64_t **shapes, void *extra);
+extern "C" int ms_bcewl_forward_mean(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes,
+                                     void *stream, void *extra);
+extern "C" std::vector<int64_t> ms_bcewl_forward_noneInferShape(int *ndims, int64_t **shapes, void *extra);
 
 namespace {
 
@@ -40,19 +40,20 @@ std::string FailureSeenByCaller(const Call &call) {
   }
 }
 
-// The arguments of one forward call: input (4, 3), a target of `target_dims`, a 0-d loss.
+// The arguments of one forward call: input (4, 3), a target of `target_dims`, 0-d units for the absent weight and
+// pos_weight, a 0-d loss.
 struct ForwardCall {
   std::vector<float> input = std::vector<float>(12, 0.5f), target = std::vector<float>(12, 0.5f);
-  float loss = -1.0f;
+  float weight = 1.0f, pos_weight = 1.0f, loss = -1.0f;
   int64_t input_dims[2] = {4, 3};
   int64_t target_dims[2];
-  void *params[3] = {input.data(), target.data(), &loss};
-  int ndims[3] = {2, 2, 0};
-  int64_t *shapes[3] = {input_dims, target_dims, nullptr};
-  const char *dtypes[3] = {"float32", "float32", "float32"};
+  void *params[5] = {input.data(), target.data(), &weight, &pos_weight, &loss};
+  int ndims[5] = {2, 2, 0, 0, 0};
+  int64_t *shapes[5] = {input_dims, target_dims, nullptr, nullptr, nullptr};
+  const char *dtypes[5] = {"float32", "float32", "float32", "float32", "float32"};
 
   explicit ForwardCall(int64_t target_columns) : target_dims{4, target_columns} {}
-  int Run() { return ms_bcewl_forward_plain_mean(3, params, ndims, shapes, dtypes, nullptr, nullptr); }
+  int Run() { return ms_bcewl_forward_mean(5, params, ndims, shapes, dtypes, nullptr, nullptr); }
 };
 
 }  // namespace
@@ -69,11 +70,11 @@ TEST_CASE(aot_entry_failure_reaches_its_caller_as_the_python_sentence) {
 
 TEST_CASE(aot_infer_shape_failure_reaches_its_caller_as_the_python_sentence) {
   int64_t dims[9] = {1, 1, 1, 1, 1, 1, 1, 1, 2};
-  int ndims[2] = {9, 9};
-  int64_t *shapes[2] = {dims, dims};
+  int ndims[4] = {9, 9, 0, 0};
+  int64_t *shapes[4] = {dims, dims, nullptr, nullptr};
   std::vector<int64_t> shape{7};
   const std::string message = FailureSeenByCaller([&] {
-    shape = ms_bcewl_forward_plain_noneInferShape(ndims, shapes, nullptr);
+    shape = ms_bcewl_forward_noneInferShape(ndims, shapes, nullptr);
     return shape.empty();
   });
   EXPECT_EQ(message, std::string("For 'binary_cross_entropy_with_logits', 'input' has rank 9 (shape (1, 1, 1, 1, 1, "
@@ -81,5 +82,5 @@ TEST_CASE(aot_infer_shape_failure_reaches_its_caller_as_the_python_sentence) {
   // raised: nothing assigned; else the fallback's empty shape
   EXPECT_TRUE(shape == (ProcessHasLibstdcxx() ? std::vector<int64_t>{7} : std::vector<int64_t>{}));
   ndims[0] = ndims[1] = 8;
-  EXPECT_TRUE(ms_bcewl_forward_plain_noneInferShape(ndims, shapes, nullptr) == std::vector<int64_t>(dims, dims + 8));
+  EXPECT_TRUE(ms_bcewl_forward_noneInferShape(ndims, shapes, nullptr) == std::vector<int64_t>(dims, dims + 8));
 }

@@ -115,9 +115,12 @@ inline void Run(const OpArguments &arguments) {
 #ifdef MS_BCEWL_GRAPH_ENTRIES
 // ==== GRAPH: the entries of ops.Custom(func_type="aot") and their InferShape, one per row of aot_registry.h ====
 
-// One exported symbol per (operation, variant, reduction), read from its name at compile time: primitive attrs read
-// through AotExtra would tie the library to one MindSpore build's C++ ABI (std::string by value, vtable layout), and a
-// name costs nothing per call and keeps InferShape free of attrs. Absent optional inputs are simply not passed.
+// One exported symbol per (operation, reduction), each a function of its own: primitive attrs read through AotExtra
+// would tie the library to one MindSpore build's C++ ABI (std::string by value, vtable layout), and a symbol costs
+// nothing per call and keeps InferShape free of attrs. Every entry takes all four inputs: Python passes a 0-d 1
+// for an absent weight or pos_weight, which the kernels read as a unit weight (no work per element).
+
+#include <algorithm>
 
 #include "api/argument_checks.h"
 #include "mindspore/aot_failure.h"
@@ -138,67 +141,20 @@ using ms_bcewl::aot::RaiseFailure;
 using ms_bcewl::entry::Signature;
 using ms_bcewl::entry::ThrowError;
 
-// ---- What an entry computes, read from its name: ms_bcewl_<operation>_<variant>_<reduction> ----
+// ---- What an entry computes: ms_bcewl_<operation>_<reduction>, of a row of the registry ----
 
-// The words of an entry name, as the lists of operations, variants and reductions spell them.
-#define MS_BCEWL_NAME_OF(name, ...) #name,
-constexpr const char *kOperationNames[] = {MS_BCEWL_FOR_EACH_OPERATION(MS_BCEWL_NAME_OF, )};
-constexpr const char *kVariantNames[] = {MS_BCEWL_FOR_EACH_VARIANT(MS_BCEWL_NAME_OF, )};
-constexpr const char *kReductionNames[] = {MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_NAME_OF, )};
-#undef MS_BCEWL_NAME_OF
-#define MS_BCEWL_REDUCTION_CODE(name, constant, code, ...) ms_bcewl::constant,
-constexpr int64_t kReductionCodes[] = {MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_REDUCTION_CODE, )};
-#undef MS_BCEWL_REDUCTION_CODE
-
-struct EntryName {
-  Signature signature;
-  const char *reduction_name;
-  int64_t reduction;
-};
-
-constexpr size_t Length(const char *text) {
-  size_t length = 0;
-  while (text[length] != '\0') ++length;
-  return length;
-}
-
-constexpr bool StartsWith(const char *text, const char *prefix) {
-  for (; *prefix != '\0'; ++text, ++prefix) {
-    if (*text != *prefix) return false;
+constexpr bool SameText(const char *a, const char *b) {
+  for (; *a != '\0' && *a == *b; ++a, ++b) {
   }
-  return true;
+  return *a == *b;
 }
 
-// The index of the name that `text` starts with, followed by `end`; text moves past `end`.
-template <size_t kCount>
-constexpr int ReadWord(const char *&text, const char *const (&names)[kCount], char end) {
-  for (size_t k = 0; k < kCount; ++k) {
-    const size_t length = Length(names[k]);
-    if (StartsWith(text, names[k]) && text[length] == end) {
-      text += length + 1;
-      return static_cast<int>(k);
-    }
+// Evaluated at compile time for every row of the registry, so a row that names no operation fails the build.
+constexpr Operation OperationNamed(const char *name) {
+  for (const ms_bcewl::OperationInfo &info : ms_bcewl::kOperationInfo) {
+    if (SameText(info.name, name)) return static_cast<Operation>(&info - ms_bcewl::kOperationInfo);
   }
-  throw "not an entry name: ms_bcewl_<operation>_<variant>_<reduction>, each as its list spells it";
-}
-
-// Evaluated at compile time for every row of the registry, so a misspelt row fails the build.
-constexpr EntryName ParseEntryName(const char *symbol) {
-  constexpr const char *kPrefix = "ms_bcewl_";
-  if (!StartsWith(symbol, kPrefix)) throw "an entry name starts with ms_bcewl_";
-  const char *rest = symbol + Length(kPrefix);
-  const int operation = ReadWord(rest, kOperationNames, '_');
-  const int variant = ReadWord(rest, kVariantNames, '_');
-  const int reduction = ReadWord(rest, kReductionNames, '\0');
-  return {{static_cast<Operation>(operation), static_cast<Variant>(variant)},
-          kReductionNames[reduction],
-          kReductionCodes[reduction]};
-}
-
-// MindSpore finds an entry's InferShape by this name.
-constexpr bool IsInferShapeOf(const char *infer_shape, const char *symbol) {
-  const char *suffix = infer_shape + Length(symbol);
-  return StartsWith(infer_shape, symbol) && StartsWith(suffix, "InferShape") && Length(suffix) == Length("InferShape");
+  throw "a row of the registry names an operation of MS_BCEWL_FOR_EACH_OPERATION";
 }
 
 // ---- One call ----
@@ -256,26 +212,42 @@ std::string PythonSentence(const BrokenShapeRule &broken, const ShapeOperand *op
 
 // Shapes that a graph with dynamic shapes only knows when it runs break the rules here with the sentence Python
 // gives at compile time: the library's rules over the inputs Python names, with no exemption for an empty input.
+// A 0-d unit in place of an absent input breaks none.
 void CheckShapesAsPython(const Signature &signature, const AotCall &call) {
-  const int indices[] = {signature.self_index(), signature.self_index() + 1, signature.weight_index(),
-                         signature.pos_weight_index()};
-  const char *const python_names[] = {"input", "target", "weight", "pos_weight"};
-  ShapeOperand operands[std::size(indices)];
-  const char *names[std::size(indices)];
-  size_t count = 0;
-  for (size_t k = 0; k < std::size(indices); ++k) {
-    if (indices[k] >= 0) {
-      operands[count] = {call.shapes[indices[k]], static_cast<size_t>(call.ndims[indices[k]]), k >= 2};
-      names[count++] = python_names[k];
-    }
+  const char *const names[] = {"input", "target", "weight", "pos_weight"};
+  ShapeOperand operands[std::size(names)];
+  for (size_t k = 0; k < std::size(names); ++k) {
+    const int index = signature.self_index() + static_cast<int>(k);
+    operands[k] = {call.shapes[index], static_cast<size_t>(call.ndims[index]), k >= 2};
   }
-  const auto broken = ms_bcewl::FirstBrokenShapeRule({operands, count, 0, 1, false});
+  const auto broken = ms_bcewl::FirstBrokenShapeRule({operands, std::size(names), 0, 1, false});
   if (broken) {
     throw std::runtime_error("For 'binary_cross_entropy_with_logits', " + PythonSentence(*broken, operands, names));
   }
 }
 
-void Launch(const Signature &signature, int64_t reduction, const AotCall &call) {
+// The tensors of an entry's call: [grad_output,] the four inputs, then every output of the operation.
+constexpr Signature SignatureOf(Operation operation) { return {operation, Variant::kWp}; }
+
+bool SameShape(const AotCall &call, int a, int b) {
+  return call.ndims[a] == call.ndims[b] && std::equal(call.shapes[a], call.shapes[a] + call.ndims[a], call.shapes[b]);
+}
+
+// grad_all's primitive asks for no weight gradient where the weight is absent by declaring that output with another
+// shape than its input's (a real gradient always has its input's): both then go to the aclnn layer as absent, which
+// is exact, since the input is then the unit Python passes.
+void DropUnaskedWeightGradients(const Signature &signature, const AotCall &call, ms_bcewl::OpArguments *arguments) {
+  const int first_weight_gradient = signature.input_count() + 2;  // after grad_self and grad_target
+  if (!SameShape(call, signature.weight_index(), first_weight_gradient)) {
+    arguments->weight = arguments->outputs.grad_weight = nullptr;
+  }
+  if (!SameShape(call, signature.pos_weight_index(), first_weight_gradient + 1)) {
+    arguments->pos_weight = arguments->outputs.grad_pos_weight = nullptr;
+  }
+}
+
+void Launch(Operation operation, int64_t reduction, const AotCall &call) {
+  const Signature signature = SignatureOf(operation);
   CheckCall(signature, call);
   CheckShapesAsPython(signature, call);
   ms_bcewl::entry::Views views;
@@ -284,7 +256,9 @@ void Launch(const Signature &signature, int64_t reduction, const AotCall &call) 
     views[index] =
         ms_bcewl::entry::MakeContiguousView(call.shapes[index], call.ndims[index], dtype, call.params[index]);
   }
-  ms_bcewl::entry::Run(ms_bcewl::entry::ArgumentsOf(signature, reduction, views));
+  ms_bcewl::OpArguments arguments = ms_bcewl::entry::ArgumentsOf(signature, reduction, views);
+  if (operation == Operation::kGradAll) DropUnaskedWeightGradients(signature, call, &arguments);
+  ms_bcewl::entry::Run(arguments);
 }
 
 // The shape of argument `index`, Python's `name`; a rank above kMaxRank is refused in Python's words.
@@ -301,8 +275,9 @@ std::vector<int64_t> ShapeOf(int *ndims, int64_t **shapes, int index, const char
 }
 
 // Output shapes: the loss keeps self's shape for 'none' and is 0-d otherwise; each gradient has its argument's.
-std::vector<int64_t> InferShape(const Signature &signature, int64_t reduction, int *ndims, int64_t **shapes) {
-  switch (signature.operation) {
+std::vector<int64_t> InferShape(Operation operation, int64_t reduction, int *ndims, int64_t **shapes) {
+  const Signature signature = SignatureOf(operation);
+  switch (operation) {
     case Operation::kForward:
       return reduction == ms_bcewl::kReductionNone ? ShapeOf(ndims, shapes, signature.self_index(), "input")
                                                    : std::vector<int64_t>{};
@@ -321,51 +296,44 @@ std::vector<int64_t> InferShape(const Signature &signature, int64_t reduction, i
   ThrowError("no InferShape for this operation");
 }
 
-// A line of the table Python reads (ms_bcewl/_library.py): symbol, operation, has_weight, has_pos_weight,
-// reduction, its aclnn code, and where the output shapes come from.
-std::string TableLine(const char *symbol, bool library_infers_shapes) {
-  const EntryName entry = ParseEntryName(symbol);
-  const auto text = [](bool value) { return value ? " true" : " false"; };
-  return std::string(symbol) + " " + ms_bcewl::OperationName(entry.signature.operation) +
-         text(ms_bcewl::HasWeight(entry.signature.variant)) + text(ms_bcewl::HasPosWeight(entry.signature.variant)) +
-         " " + entry.reduction_name + " " + std::to_string(entry.reduction) +
-         (library_infers_shapes ? " library\n" : " python\n");
-}
-
 }  // namespace
 
-// ---- The entries, one per row of the registry ----
+// ---- The entries: one per row of the registry and reduction ----
 
 // A failure reaches MindSpore as aot_failure.h says; the entries keep no object to destroy when it is raised.
-#define MS_BCEWL_AOT_DEFINE_ENTRY(symbol)                                                                              \
-  MS_BCEWL_AOT_EXPORT int symbol(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *, \
-                                 void *) {                                                                             \
-    static constexpr EntryName kEntry = ParseEntryName(#symbol);                                                       \
-    const AotCall call{nparam, params, ndims, shapes, dtypes};                                                         \
-    return RaiseFailure(FailureOf([&] { Launch(kEntry.signature, kEntry.reduction, call); }));                         \
+#define MS_BCEWL_AOT_ENTRY(reduction, constant, code, operation)                                                      \
+  MS_BCEWL_AOT_EXPORT int ms_bcewl_##operation##_##reduction(int nparam, void **params, int *ndims, int64_t **shapes, \
+                                                             const char **dtypes, void *, void *) {                   \
+    static constexpr Operation kOperation = OperationNamed(#operation);                                               \
+    const AotCall call{nparam, params, ndims, shapes, dtypes};                                                        \
+    return RaiseFailure(FailureOf([&] { Launch(kOperation, ms_bcewl::constant, call); }));                            \
   }
 
 // Where the failure cannot be raised (no libstdc++ in the process, so no MindSpore), the shape is empty.
-#define MS_BCEWL_AOT_DEFINE_ENTRY_WITH_INFER_SHAPE(symbol, infer_shape)                                      \
-  MS_BCEWL_AOT_DEFINE_ENTRY(symbol)                                                                          \
-  static_assert(IsInferShapeOf(#infer_shape, #symbol), #infer_shape " must be " #symbol "InferShape");       \
-  MS_BCEWL_AOT_EXPORT std::vector<int64_t> infer_shape(int *ndims, int64_t **shapes, void *) {               \
-    static constexpr EntryName kEntry = ParseEntryName(#symbol);                                             \
-    std::vector<int64_t> shape;                                                                              \
-    RaiseFailure(FailureOf([&] { shape = InferShape(kEntry.signature, kEntry.reduction, ndims, shapes); })); \
-    return shape;                                                                                            \
+#define MS_BCEWL_AOT_INFER_SHAPE(reduction, constant, code, operation)                                                \
+  MS_BCEWL_AOT_EXPORT std::vector<int64_t> ms_bcewl_##operation##_##reduction##InferShape(int *ndims,                 \
+                                                                                          int64_t **shapes, void *) { \
+    static constexpr Operation kOperation = OperationNamed(#operation);                                               \
+    std::vector<int64_t> shape;                                                                                       \
+    RaiseFailure(FailureOf([&] { shape = InferShape(kOperation, ms_bcewl::constant, ndims, shapes); }));              \
+    return shape;                                                                                                     \
   }
 
-MS_BCEWL_AOT_ENTRIES(MS_BCEWL_AOT_DEFINE_ENTRY, MS_BCEWL_AOT_DEFINE_ENTRY_WITH_INFER_SHAPE)
+#define MS_BCEWL_AOT_ENTRIES(operation) MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_AOT_ENTRY, operation)
+#define MS_BCEWL_AOT_ENTRIES_WITH_INFER_SHAPE(operation) \
+  MS_BCEWL_AOT_ENTRIES(operation) MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_AOT_INFER_SHAPE, operation)
+MS_BCEWL_AOT_OPERATIONS(MS_BCEWL_AOT_ENTRIES, MS_BCEWL_AOT_ENTRIES_WITH_INFER_SHAPE)
 
-#define MS_BCEWL_AOT_TABLE_LINE(symbol) +TableLine(#symbol, false)
-#define MS_BCEWL_AOT_TABLE_LINE_WITH_INFER_SHAPE(symbol, infer_shape) +TableLine(#symbol, true)
+// A line of the table per entry: symbol, operation, reduction, its aclnn code, and where the output shapes come from.
+#define MS_BCEWL_AOT_LINE(reduction, constant, code, operation, shapes) \
+  "ms_bcewl_" #operation "_" #reduction " " #operation " " #reduction " " #code " " shapes "\n"
+#define MS_BCEWL_AOT_LINES(operation) MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_AOT_LINE, operation, "python")
+#define MS_BCEWL_AOT_LINES_WITH_INFER_SHAPE(operation) \
+  MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_AOT_LINE, operation, "library")
 
-// Every entry as a line of text, for ms_bcewl/_primitives.py, which builds its primitives from it.
+// Every entry as a line of text, for ms_bcewl/_library.py, from which Python builds its primitives.
 MS_BCEWL_AOT_EXPORT const char *ms_bcewl_aot_registry() {
-  static const std::string table =
-      std::string() MS_BCEWL_AOT_ENTRIES(MS_BCEWL_AOT_TABLE_LINE, MS_BCEWL_AOT_TABLE_LINE_WITH_INFER_SHAPE);
-  return table.c_str();
+  return MS_BCEWL_AOT_OPERATIONS(MS_BCEWL_AOT_LINES, MS_BCEWL_AOT_LINES_WITH_INFER_SHAPE);
 }
 #endif  // MS_BCEWL_GRAPH_ENTRIES
 
