@@ -38,7 +38,7 @@ _UNITS = {dtype: Tensor(1, dtype) for dtype in SUPPORTED_DTYPES}
 _ZEROS = {dtype: Tensor(0, dtype) for dtype in SUPPORTED_DTYPES}
 
 
-def _custom(entry, input_names, output_names, output_dtype, output_shape, bprop=None):
+def _custom(entry, input_names, output_names, output_dtype, output_shape, bprop, variant):
     """An AOT primitive on the host library. output_dtype: a fixed dtype or a function of the input dtypes;
     output_shape: a function of the input shapes, or None for the library's InferShape (one output only)."""
     reg = CustomRegOp(entry)
@@ -48,8 +48,12 @@ def _custom(entry, input_names, output_names, output_dtype, output_shape, bprop=
         reg = reg.output(index, name)
     formats = [DataType.None_None] * (len(input_names) + len(output_names))
     reg = reg.dtype_format(*formats).target("CPU")
-    return ops.Custom(f"{library_path()}:{entry}", out_shape=output_shape, out_dtype=output_dtype,
-                      func_type="aot", bprop=bprop, reg_info=reg.get_op_info())
+    primitive = ops.Custom(f"{library_path()}:{entry}", out_shape=output_shape, out_dtype=output_dtype,
+                           func_type="aot", bprop=bprop, reg_info=reg.get_op_info())
+    # The variants' primitives call one entry: with 0-d weights their calls look alike to MindSpore's PyNative op
+    # cache, which keys on the inputs and attributes, not on output shapes or bprops; the attribute tells them apart.
+    primitive.add_prim_attr("variant", "{} {}".format(*variant))
+    return primitive
 
 
 def _shape_of(*positions):
@@ -127,14 +131,11 @@ def _gradient_primitives(has_weight, has_pos_weight, reduction):
 
     def grad(of):
         return _custom(_symbol(GRADIENT_OF[of], reduction), names, [GRADIENT_OF[of]], _dtype_of(names.index(of)),
-                       None, gradient_bprop(reduction, has_weight, has_pos_weight, of))
+                       None, gradient_bprop(reduction, has_weight, has_pos_weight, of), (has_weight, has_pos_weight))
 
     grad_all = _custom(_symbol("grad_all", reduction), names, [GRADIENT_OF[name] for name in _INPUTS],
                        _dtype_of(1, 2, 3, 4), _gradient_shapes(has_weight, has_pos_weight),
-                       gradient_bprop(reduction, has_weight, has_pos_weight))
-    # The variants' grad_all differ only in their output shapes, which MindSpore's PyNative op cache does not key on:
-    # with 0-d weights their calls look alike, and one would get another's outputs. Attributes are in the key.
-    grad_all.add_prim_attr("variant", f"{has_weight} {has_pos_weight}")
+                       gradient_bprop(reduction, has_weight, has_pos_weight), (has_weight, has_pos_weight))
     return grad("input"), grad("target"), grad("weight"), grad("pos_weight"), grad_all
 
 
@@ -162,15 +163,15 @@ def _host_forward_table(for_graph):
         bprop = _bprop(has_weight, has_pos_weight, reduction)
         key = (has_weight, has_pos_weight, reduction)
         if for_graph:
-            table[key] = _custom(symbol, _INPUTS, ["loss"], dtype_of_target, None, bprop)
+            table[key] = _custom(symbol, _INPUTS, ["loss"], dtype_of_target, None, bprop, key[:2])
         elif reduction != "none":
             # A 0-d output keeps a dtype function: with a fixed dtype, MindSpore 2.10 fails in a PyNative Cell
             # with dynamic inputs (set_inputs): "The pointer[shape_vector] is null" (CreateGraphOutputKernelTensor).
-            loss = _custom(symbol, _INPUTS, ["loss"], dtype_of_target, _scalar_shape, bprop)
+            loss = _custom(symbol, _INPUTS, ["loss"], dtype_of_target, _scalar_shape, bprop, key[:2])
             table.update({key + (dtype,): loss for dtype in SUPPORTED_DTYPES})
         else:
             # A fixed dtype also spares each call the Python dtype function.
-            table.update({key + (dtype,): _custom(symbol, _INPUTS, ["loss"], dtype, _shape_of(0), bprop)
+            table.update({key + (dtype,): _custom(symbol, _INPUTS, ["loss"], dtype, _shape_of(0), bprop, key[:2])
                           for dtype in SUPPORTED_DTYPES})
     return table
 
