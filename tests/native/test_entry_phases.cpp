@@ -1,4 +1,4 @@
-// What the MindSpore entries share (the shared section of src/mindspore/mindspore_entries.cpp): the place of each
+// What the MindSpore entries share (include/ms_bcewl/mindspore_entry.h): the place of each
 // tensor of a call in its arguments, and the two phases the library exports for them (msBcewlPlanOperation,
 // msBcewlRunOperation), which must give the bits and the refusals of the aclnn functions.
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_all_backward.h"
-#include "mindspore/mindspore_entries.cpp"  // with neither section defined: the shared section alone
+#include "ms_bcewl/mindspore_entry.h"
 #include "op_runner.h"
 #include "test_harness.h"
 

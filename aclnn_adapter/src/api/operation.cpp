@@ -435,7 +435,7 @@ aclnnStatus RunOperation(Operation operation, void *workspace, uint64_t workspac
 
 }  // namespace ms_bcewl
 
-// The two phases as the library exports them for its MindSpore entries (src/mindspore/mindspore_entries.cpp).
+// The two phases as the library exports them for its MindSpore entries (src/mindspore/).
 extern "C" aclnnStatus msBcewlPlanOperation(const ms_bcewl::OpArguments *arguments, uint64_t *workspaceSize,
                                             aclOpExecutor **executor) {
   if (arguments == nullptr) {
