@@ -357,9 +357,9 @@ MS_BCEWL_KERNEL_INLINE void AddInBlockOrder(int64_t count, BlockSums *sums, Valu
   }
 }
 
-// How many elements ahead SumsLoop prefetches its inputs: left to the hardware prefetchers, the AVX-512 sum loop
-// waited on its loads from memory longer than the elementwise loop, which also stores (docs/performance.md). Longer
-// distances measured no faster.
+// How many elements ahead SumsLoop prefetches its inputs when it only sums: left to the hardware prefetchers, the
+// AVX-512 sum loop waited on its loads from memory longer than the elementwise loop, which also stores
+// (docs/performance.md). Longer distances measured no faster; the loop that also stores gradients ran slower with it.
 constexpr int64_t kPrefetchElements = 256;
 
 // Asks for the cache line of element `index` of an array; a prefetch never faults, so the index may lie past the end
@@ -401,7 +401,7 @@ template <class V, Quantity kQuantity, DType kXy, bool kGradients, class Units, 
 __attribute__((noinline)) void SumsLoop(int64_t count, const RowInputs &in, float g_scale, BlockSums *sums,
                                         const GradientOutputs &out) {
   AddInBlockOrder<V>(count, sums, [&](int64_t i, int64_t lanes) {
-    PrefetchAhead<kQuantity, kXy, Units>(in, i);
+    if constexpr (!kGradients) PrefetchAhead<kQuantity, kXy, Units>(in, i);
     const Lanes<V> inputs = LoadScaledLanes<V, kXy>(in, i, lanes, g_scale);
     const typename V::F e = ExpOfMinusAbs<V>(inputs);
     if constexpr (kGradients) {
