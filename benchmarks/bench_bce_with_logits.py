@@ -31,7 +31,7 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 SETTLE_SECONDS = 0.02
 MODES = ("pynative", "pynative-blocking", "graph", "graph-blocking")
 DEFAULT_MODES = ("pynative", "pynative-blocking", "graph")
-# MS_BCEWL_PYNATIVE_PATH values a PyNative mode can be run with, each in a process of its own.
+# MS_BCEWL_PYNATIVE_PATH values a PyNative mode can be run with, all in one process (see mindspore_workers).
 PYNATIVE_PATHS = ("auto", "aot", "pyboost")
 SAMPLINGS = ("interleaved", "steady")
 PRESETS = {
@@ -84,8 +84,8 @@ def parse_args(argv):
     parser.add_argument("--reductions", type=comma_list(REDUCTIONS), default=list(DEFAULT_REDUCTIONS),
                         help=f"default {','.join(DEFAULT_REDUCTIONS)}")
     parser.add_argument("--paths", type=comma_list(PYNATIVE_PATHS),
-                        help="MS_BCEWL_PYNATIVE_PATH settings to run each PyNative mode with, one process each, their "
-                             "samples interleaved (default: the environment's setting, one process)")
+                        help="MS_BCEWL_PYNATIVE_PATH settings to run each PyNative mode with, in one process, their "
+                             "samples interleaved (default: the environment's setting)")
     parser.add_argument("--groups", type=comma_list(tuple(PROVIDERS)), default=list(PROVIDERS),
                         help="provider groups to start, each a process (mindspore: one per mode) "
                              f"(default {','.join(PROVIDERS)})")
@@ -111,14 +111,25 @@ def mindspore_workers(args, scratch, common):
         mode, _, blocking = token.partition("-")
         runtime = "blocking" if blocking else "async"
         spec = {**common, "group": "mindspore", "mode": mode, "runtime": runtime, "noop_library": noop_library}
-        for path in (args.paths or [None]) if mode == "pynative" else [None]:
-            # A pinned path is named in the runtime column: "blocking aot" beside "blocking auto".
-            environment = {} if path is None else {"MS_BCEWL_PYNATIVE_PATH": path}
-            label = runtime if path is None else f"{runtime} {path}"
-            workers.append(WorkerProcess(f"mindspore-{token}" + (f"-{path}" if path else ""),
-                                         {**spec, "environment": environment}, PROVIDERS["mindspore"], mode, label,
-                                         scratch))
+        paths = args.paths if mode == "pynative" else None
+        workers.append(WorkerProcess(f"mindspore-{token}", {**spec, "paths": paths}, path_providers(paths), mode,
+                                     runtime, scratch, path_labels(paths, runtime)))
     return workers
+
+
+def path_providers(paths):
+    """The mindspore group's providers, ms_bcewl once per pinned path where paths are given."""
+    if not paths:
+        return PROVIDERS["mindspore"]
+    bce = tuple(f"ms_bcewl@{path}" for path in paths) + PROVIDERS["mindspore"]["bce"][1:]
+    return {**PROVIDERS["mindspore"], "bce": bce}
+
+
+def path_labels(paths, runtime):
+    """A pinned path's results are ms_bcewl's, its path named in the runtime column: "blocking aot" beside
+    "blocking auto". The paths share one process, so that a busy machine treats them alike: in processes of their
+    own, the scheduler's placement of each process swung the medians of the same code by up to 1.4x."""
+    return {f"ms_bcewl@{path}": ("ms_bcewl", f"{runtime} {path}") for path in paths or ()}
 
 
 def kernel_workers(args, scratch, common):  # pylint: disable=unused-argument
@@ -194,7 +205,7 @@ def why_not_ready(worker, answer, name):
 
 def run_workload(workers, workload, repeat, sampling, number):
     kind = "floor" if workload.is_floor else "bce"
-    results = {(worker.name, name): Result(name, worker.mode, worker.runtime, workload)
+    results = {(worker.name, name): empty_result(worker, name, workload)
                for worker in workers for name in worker.providers[kind]}
     answers = prepare_all(workers, workload, kind)
     slots = []
@@ -212,6 +223,11 @@ def run_workload(workers, workload, repeat, sampling, number):
     else:
         sample_rounds(slots, results, repeat)
     return list(results.values())
+
+
+def empty_result(worker, name, workload):
+    provider, runtime = worker.labels.get(name, (name, worker.runtime))
+    return Result(provider, worker.mode, runtime, workload)
 
 
 def rotated(items, shift):

@@ -31,14 +31,24 @@ def bce_loss(loss_fn, has_weight, has_pos_weight, reduction):
     return loss
 
 
-class MindSporeGroup:
-    """mode: 'pynative' or 'graph' (a mindspore.jit function); runtime: 'async' (default) or 'blocking'."""
+def on_path(path, loss_fn):
+    """loss_fn with MS_BCEWL_PYNATIVE_PATH=path, which each PyNative call reads: the paths of one process, after
+    auto decided (at the group's start) which path it takes."""
+    def loss(*arguments):
+        PYBOOST.choice = path
+        return loss_fn(*arguments)
+    return loss
 
-    def __init__(self, mode, runtime, noop_library):
+
+class MindSporeGroup:
+    """mode: 'pynative' or 'graph' (a mindspore.jit function); runtime: 'async' (default) or 'blocking'; paths:
+    the MS_BCEWL_PYNATIVE_PATH settings to time ms_bcewl with (providers ms_bcewl@<path>), else the environment's."""
+
+    def __init__(self, mode, runtime, noop_library, paths=None):
         if runtime == "blocking":
             ms.runtime.launch_blocking()
         ms.set_context(mode=ms.PYNATIVE_MODE)
-        self.mode, self.runtime = mode, runtime
+        self.mode, self.runtime, self._paths = mode, runtime, paths or ()
         # Builds (or loads) the pyboost module now, untimed, where PyNative calls will take it.
         if runtime == "blocking":
             PYBOOST.wait()
@@ -63,9 +73,13 @@ class MindSporeGroup:
         dtype = getattr(ms, workload.dtype)
         tensors = [Tensor(inputs[name]).astype(dtype) for name in ("x", "y", "weight", "pos_weight")
                    if inputs[name] is not None]
+        functions = dict(BCE_PROVIDERS)
+        if self._paths:
+            ours = functions.pop("ms_bcewl")
+            functions = {**{f"ms_bcewl@{path}": on_path(path, ours) for path in self._paths}, **functions}
         return {name: self._factory(bce_loss(loss_fn, workload.has_weight, bool(workload.pos_weight_shape),
                                              workload.reduction), differentiation(workload), tensors)
-                for name, loss_fn in BCE_PROVIDERS.items()}
+                for name, loss_fn in functions.items()}
 
     def _floor_providers(self, inputs):
         """The floor on the two inputs of the smallest loss call, and the forward of both losses beside it."""

@@ -127,7 +127,7 @@ def _path_rows(index, runtimes):
 
 
 PATHS_GUIDE = """ms_bcewl in PyNative with `MS_BCEWL_PYNATIVE_PATH` unset (auto), `aot` (the ops.Custom primitives) and
-`pyboost`, each in a process of its own, their samples interleaved; the ratio is auto's time ÷ the faster of the
+`pyboost`, in one process, their samples interleaved; the ratio is auto's time ÷ the faster of the
 other two (1 or below: auto took the faster path)."""
 
 

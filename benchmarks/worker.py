@@ -32,7 +32,7 @@ def describe(error):
 def make_group(spec):
     if spec["group"] == "mindspore":
         from mindspore_providers import MindSporeGroup
-        return MindSporeGroup(spec["mode"], spec["runtime"], spec["noop_library"])
+        return MindSporeGroup(spec["mode"], spec["runtime"], spec["noop_library"], spec.get("paths"))
     if spec["group"] == "kernel":
         from kernel_providers import KernelGroup
         return KernelGroup()

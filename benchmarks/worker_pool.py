@@ -14,11 +14,12 @@ class WorkerDied(RuntimeError):
 
 class WorkerProcess:
     """One provider group in its own process. ``spec`` goes to worker.py; ``providers`` maps a workload kind
-    ('bce' or 'floor') to the provider names the group is expected to answer for."""
+    ('bce' or 'floor') to the provider names the group is expected to answer for; ``labels`` maps a provider name to
+    the (provider, runtime) its results are reported as, where they differ from the name and the worker's runtime."""
 
-    def __init__(self, name, spec, providers, mode, runtime, log_dir):
+    def __init__(self, name, spec, providers, mode, runtime, log_dir, labels=None):
         self.name, self.spec, self.providers = name, spec, providers
-        self.mode, self.runtime = mode, runtime
+        self.mode, self.runtime, self.labels = mode, runtime, labels or {}
         self._log_path = Path(log_dir) / f"{name}.log"
         self._process = None
         self.info, self.unavailable = {}, ""
