@@ -49,6 +49,9 @@ PROVIDERS = {
     "roof": {"bce": ("roof_stream", "roof_formula"), "floor": ()},
 }
 
+# A baseline tree's worker times its ms_bcewl only, reported as provider "baseline".
+BASELINE_PROVIDERS = {"bce": ("ms_bcewl",), "floor": ()}
+
 
 def comma_list(choices):
     def parse(text):
@@ -86,6 +89,9 @@ def parse_args(argv):
     parser.add_argument("--paths", type=comma_list(PYNATIVE_PATHS),
                         help="MS_BCEWL_PYNATIVE_PATH settings to run each PyNative mode with, in one process, their "
                              "samples interleaved (default: the environment's setting)")
+    parser.add_argument("--baseline", type=Path,
+                        help="another source tree, built in place, whose ms_bcewl runs beside this one in each "
+                             "MindSpore mode (a process each, samples interleaved); the report adds this ÷ baseline")
     parser.add_argument("--groups", type=comma_list(tuple(PROVIDERS)), default=list(PROVIDERS),
                         help="provider groups to start, each a process (mindspore: one per mode) "
                              f"(default {','.join(PROVIDERS)})")
@@ -114,6 +120,10 @@ def mindspore_workers(args, scratch, common):
         paths = args.paths if mode == "pynative" else None
         workers.append(WorkerProcess(f"mindspore-{token}", {**spec, "paths": paths}, path_providers(paths), mode,
                                      runtime, scratch, path_labels(paths, runtime)))
+        if args.baseline:
+            workers.append(WorkerProcess(f"baseline-{token}", {**spec, "package_root": str(args.baseline.resolve())},
+                                         BASELINE_PROVIDERS, mode, runtime, scratch,
+                                         {"ms_bcewl": ("baseline", runtime)}))
     return workers
 
 

@@ -8,7 +8,7 @@ from targets import TARGETS_GUIDE, target_rows
 
 STEM = "bce_with_logits"
 MACHINE_FIELDS = ("cpu_model", "cores", "load_average", "sampling", "python", "numpy", "mindspore", "ms_bcewl",
-                  "ms_bcewl_paths", "torch", "gxx", "formula_roof", "kernel_alone")
+                  "baseline", "ms_bcewl_paths", "torch", "gxx", "formula_roof", "kernel_alone")
 CSV_FIELDS = ("provider", "mode", "runtime", "case", "size", "dtype", "reduction", "pass", "status", "median_s",
               "p20_s", "p80_s", "melem_per_s", "samples", "calls_per_sample", "note") + MACHINE_FIELDS
 
@@ -131,6 +131,19 @@ PATHS_GUIDE = """ms_bcewl in PyNative with `MS_BCEWL_PYNATIVE_PATH` unset (auto)
 other two (1 or below: auto took the faster path)."""
 
 
+BASELINE_GUIDE = """ms_bcewl of this tree and of the baseline tree (`--baseline`), each mode's two in processes of their
+own, their samples interleaved; the ratio is this tree's time ÷ the baseline's (below 1: this tree is faster)."""
+
+
+def _baseline_rows(index, modes):
+    for workload, row in index.items():
+        for mode_runtime in modes:
+            ours, baseline = median_in(row, "ms_bcewl", mode_runtime), median_in(row, "baseline", mode_runtime)
+            if baseline is not None:
+                yield (["/".join(mode_runtime), workload.case, workload.size, workload.dtype, workload.reduction,
+                        workload.pass_, format_seconds(ours), format_seconds(baseline), format_ratio(ours, baseline)])
+
+
 def _unmeasured_rows(results):
     counts = defaultdict(int)
     for result in results:
@@ -177,6 +190,10 @@ def markdown(results, machine, command):
         lines += ["## PyNative paths", "", PATHS_GUIDE, ""]
         lines += _table(["runtime", "case", "N", "dtype", "reduction", "pass", *PATH_COLUMNS, "auto ÷ best"],
                         _path_rows(index, path_runtimes))
+    if any(result.provider == "baseline" for result in results):
+        lines += ["## Against the baseline tree", "", BASELINE_GUIDE, ""]
+        lines += _table(["mode/runtime", "case", "N", "dtype", "reduction", "pass", "ms_bcewl", "baseline",
+                         "ms_bcewl ÷ baseline"], _baseline_rows(index, modes))
     for mode_runtime in modes:
         lines += [f"## MindSpore {'/'.join(mode_runtime)}", ""]
         lines += _table(header, _comparison_rows(index, mode_runtime))

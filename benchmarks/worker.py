@@ -98,10 +98,14 @@ def protocol_stream():
 def main():
     spec = json.loads(sys.argv[1])
     os.environ.update(spec.get("environment", {}))  # before ms_bcewl is imported, which reads its settings once
+    if spec.get("package_root"):
+        sys.path.insert(0, spec["package_root"])  # a baseline tree's ms_bcewl, imported instead of this one
     answers = protocol_stream()
     try:
         group = make_group(spec)
         hello = {"info": group.info()}
+        if spec.get("package_root"):
+            hello = {"info": {"baseline": hello["info"]["ms_bcewl"]}}
     except Exception as error:  # pylint: disable=broad-except  # e.g. torch not installed: the parent says n/a
         answers.write(json.dumps({"error": describe(error)}) + "\n")
         return
