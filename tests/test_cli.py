@@ -12,15 +12,24 @@ import pytest
 
 INSTALLED_PACKAGE = Path(importlib.util.find_spec("ms_bcewl").origin).resolve().parent
 
-# cli.check with a reference that forgets pos_weight: every case must fail.
-WRONG_REFERENCE = """
+# cli.check of a library gone wrong, the loss function replaced by one of these.
+WRONG_LIBRARY = """
 import sys
-from ms_bcewl import cli as cli
+import ms_bcewl
+from mindspore import ops
+from ms_bcewl import cli
 
-def reference_without_pos_weight(x, y, w, p, reduction):
-    return cli.numpy_reference(x, y, w, 1.0, reduction)
+right = ms_bcewl.binary_cross_entropy_with_logits
 
-sys.exit(cli.check(["pynative"], reference=reference_without_pos_weight))
+def without_pos_weight(x, y, w, p, reduction):
+    return right(x, y, w, None, reduction)
+
+def gradient_doubled(x, y, w, p, reduction):
+    loss = right(x, y, w, p, reduction)
+    return loss + (loss - ops.stop_gradient(loss))
+
+ms_bcewl.binary_cross_entropy_with_logits = {wrong}
+sys.exit(cli.check(["pynative"]))
 """
 
 
@@ -132,12 +141,20 @@ def test_check_passes_every_mode_dtype_and_reduction(tmp_path):
     assert "18 of 18 cases passed" in done.stdout
 
 
-def test_check_fails_with_exit_code_1_when_the_reference_disagrees(tmp_path):
-    done = run_python(["-c", WRONG_REFERENCE], tmp_path)
+@pytest.mark.parametrize("wrong, wrong_columns", [("without_pos_weight", ("loss error", "dx error")),
+                                                   ("gradient_doubled", ("dx error",))])
+def test_check_fails_with_exit_code_1_for_a_wrong_library(tmp_path, wrong, wrong_columns):
+    """check is the user's self-test: a library whose loss or gradient is wrong fails every case, in the columns
+    that are wrong (the errors are about 0.3 and 1, far above every tolerance)."""
+    done = run_python(["-c", WRONG_LIBRARY.format(wrong=wrong)], tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     rows = table_rows(done.stdout, ("pynative",))
     assert len(rows) == 9 and all(row[-1] == "FAIL" for row in rows)
     assert "0 of 9 cases passed" in done.stdout
+    for column, index in (("loss error", 3), ("dx error", 4)):
+        for row in rows:
+            wrong_by_far, within_tolerance = float(row[index]) > 0.1, float(row[index]) <= float(row[5])
+            assert (wrong_by_far if column in wrong_columns else within_tolerance), (column, row)
 
 
 def test_check_rejects_an_unknown_mode(tmp_path):
