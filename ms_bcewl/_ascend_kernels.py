@@ -37,16 +37,13 @@ from typing import Callable, Optional, Tuple
 import mindspore as ms
 from mindspore import nn, ops
 from mindspore.common import dtype as mstype
-from mindspore.ops import CustomRegOp, DataType
+from mindspore.ops import CustomRegOp
 from mindspore.ops.primitive import constexpr
 
 from ms_bcewl import _loss_formula as formula
 from ms_bcewl import _primitives as primitives
-from ms_bcewl._library import REDUCTIONS
+from ms_bcewl._library import DTYPE_NAMES, REDUCTIONS
 
-KERNEL_DTYPES = ("float16", "float32", "bfloat16")
-_DATA_TYPES = {"float16": DataType.F16_Default, "float32": DataType.F32_Default,
-               "bfloat16": DataType.BF16_Default}
 _FLOAT32 = mstype.float32
 # Primitives rather than ops.zeros_like / ops.ones_like: those branch on a None argument, which breaks the
 # graph-mode compilation of a bprop that shares the function with the forward (MindSpore 2.10).
@@ -85,7 +82,7 @@ def dtype_rows(spec):
     """One dtype_format row per supported dtype: every input shares it (the kernel needs one dtype) but the
     float32 ones."""
     return [tuple("float32" if name in spec.float32_inputs else dtype for name, _ in spec.inputs)
-            + (spec.output_dtype or dtype,) for dtype in KERNEL_DTYPES]
+            + (spec.output_dtype or dtype,) for dtype in DTYPE_NAMES]
 
 
 def reg_info(spec):
@@ -95,8 +92,14 @@ def reg_info(spec):
         reg = reg.input(index, name, param_type)
     reg = reg.output(0, spec.output, "required")
     for row in dtype_rows(spec):
-        reg = reg.dtype_format(*[_DATA_TYPES[dtype] for dtype in row])
+        reg = reg.dtype_format(*[_in_default_format(dtype) for dtype in row])
     return reg.target("Ascend").get_op_info()
+
+
+def _in_default_format(dtype):
+    """A dtype_format item of `dtype` in the default format, as DataType spells one (DataType.F16_Default is
+    ("float16", "DefaultFormat"))."""
+    return dtype, "DefaultFormat"
 
 
 def kernel_output_shape(predict_shape, *_):
@@ -107,13 +110,9 @@ def kernel_output_shape(predict_shape, *_):
 def kernel_output_dtype(spec):
     """The out_dtype function of a kernel's ops.Custom."""
     if spec.output_dtype is not None:
-        fixed = _to_mstype(spec.output_dtype)
+        fixed = getattr(mstype, spec.output_dtype)
         return lambda *_: fixed
     return lambda predict_dtype, *_: predict_dtype
-
-
-def _to_mstype(name):
-    return {"float16": mstype.float16, "float32": mstype.float32, "bfloat16": mstype.bfloat16}[name]
 
 
 def promoted_dtype(*dtypes):

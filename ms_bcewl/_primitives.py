@@ -23,11 +23,11 @@ from mindspore.ops import CustomRegOp, DataType, PrimitiveWithInfer
 
 from ms_bcewl import _ascend_kernels as ascend_kernels
 from ms_bcewl import _loss_formula as formula
-from ms_bcewl._library import REDUCTIONS, aot_entries, library_path
+from ms_bcewl._library import DTYPE_NAMES, REDUCTIONS, aot_entries, library_path
 from ms_bcewl._mindspore_internals import capturing_bytecode, exporting
 
-# The dtypes the primitives compute in (docs/contract.md §5), as the library's dtype list names them.
-SUPPORTED_DTYPES = (mstype.float16, mstype.float32, mstype.bfloat16)
+# The dtypes the primitives compute in (docs/contract.md §5): the library's.
+SUPPORTED_DTYPES = tuple(getattr(mstype, name) for name in DTYPE_NAMES)
 # The gradient of each input, as the library's operations and these primitives' outputs name it.
 GRADIENT_OF = {"input": "grad_self", "target": "grad_target", "weight": "grad_weight", "pos_weight": "grad_pos_weight"}
 # The inputs every primitive takes, in order.

@@ -33,10 +33,9 @@ import ms_bcewl
 from ms_bcewl import _ascend_kernels as ascend_kernels
 from ms_bcewl import _loss_formula as formula
 from ms_bcewl import _pyboost as pyboost_path
-from ms_bcewl._library import LIBRARY_DIR, REDUCTIONS, library_path
+from ms_bcewl._library import DTYPE_NAMES, LIBRARY_DIR, REDUCTIONS, library_path
 
 MODES = {"pynative": ms.PYNATIVE_MODE, "graph": ms.GRAPH_MODE}
-DTYPES = {"float32": ms.float32, "float16": ms.float16, "bfloat16": ms.bfloat16}
 # Largest error allowed, relative to the largest reference value: about twice the unit roundoff of the output
 # dtype (inputs are rounded to their dtype before the reference sees them; the op computes in float32).
 TOLERANCES = {"float32": 1e-5, "float16": 1e-3, "bfloat16": 8e-3}
@@ -283,7 +282,7 @@ def check_inputs(dtype, seed=0, shape=(4, 6)):
     rng = np.random.default_rng(seed)
     values = (rng.normal(0, 3, shape), rng.uniform(0, 1, shape), rng.uniform(0.5, 2, shape[-1:]),
               rng.uniform(0.25, 3, shape[-1:]))
-    tensors = [ms.Tensor(v.astype(np.float32)).astype(DTYPES[dtype]) for v in values]
+    tensors = [ms.Tensor(v.astype(np.float32)).astype(getattr(ms, dtype)) for v in values]
     return tensors, [t.astype(ms.float32).asnumpy().astype(np.float64) for t in tensors]
 
 
@@ -305,7 +304,7 @@ def check(modes=tuple(MODES)):
     """Runs every mode x dtype x reduction, prints the table and returns the exit code (0: all passed)."""
     rows, failures = [], 0
     for mode in modes:
-        for dtype in DTYPES:
+        for dtype in DTYPE_NAMES:
             for reduction in REDUCTIONS:
                 loss_error, dx_error = check_case(mode, dtype, reduction)
                 passed = max(loss_error, dx_error) <= TOLERANCES[dtype]
