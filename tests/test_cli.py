@@ -157,6 +157,34 @@ def test_check_fails_with_exit_code_1_for_a_wrong_library(tmp_path, wrong, wrong
             assert (wrong_by_far if column in wrong_columns else within_tolerance), (column, row)
 
 
+def test_check_computes_its_reference_in_float32_where_the_device_has_no_float64(monkeypatch):
+    """On a device whose kernels refuse float64 (an NPU may), check falls back to a float32 reference instead of
+    failing; the float32 values are those of the float64 reference within float32's rounding."""
+    import numpy as np
+    from ms_bcewl import cli
+
+    _, values = cli.check_inputs("float32")
+    expected = cli.formula_reference(*values, "mean")
+    assert cli.reference_dtype() == "float64"
+    right = cli.formula.loss
+
+    def refusing_float64(x, *args):
+        if x.dtype == cli.ms.float64:
+            raise TypeError("no float64 kernel")
+        return right(x, *args)
+
+    monkeypatch.setattr(cli.formula, "loss", refusing_float64)
+    cli.reference_dtype.cache_clear()
+    try:
+        assert cli.reference_dtype() == "float32"
+        got = cli.formula_reference(*values, "mean")
+    finally:
+        cli.reference_dtype.cache_clear()
+    assert [value.dtype for value in got] == [np.float32, np.float32]
+    for value, reference in zip(got, expected):
+        np.testing.assert_allclose(value, reference, rtol=1e-6, atol=1e-7)
+
+
 def test_check_rejects_an_unknown_mode(tmp_path):
     done = ms_bcewl_command("check", "--modes", "eager", cwd=tmp_path)
     assert done.returncode == 2
