@@ -37,15 +37,13 @@ from typing import Callable, Optional, Tuple
 import mindspore as ms
 from mindspore import nn, ops
 from mindspore.common import dtype as mstype
-from mindspore.ops import CustomRegOp, DataType
+from mindspore.ops import CustomRegOp
 from mindspore.ops.primitive import constexpr
 
+from ms_bcewl import _loss_formula as formula
 from ms_bcewl import _primitives as primitives
-from ms_bcewl._library import REDUCTIONS
+from ms_bcewl._library import DTYPE_NAMES, REDUCTIONS
 
-KERNEL_DTYPES = ("float16", "float32", "bfloat16")
-_DATA_TYPES = {"float16": DataType.F16_Default, "float32": DataType.F32_Default,
-               "bfloat16": DataType.BF16_Default}
 _FLOAT32 = mstype.float32
 # Primitives rather than ops.zeros_like / ops.ones_like: those branch on a None argument, which breaks the
 # graph-mode compilation of a bprop that shares the function with the forward (MindSpore 2.10).
@@ -84,7 +82,7 @@ def dtype_rows(spec):
     """One dtype_format row per supported dtype: every input shares it (the kernel needs one dtype) but the
     float32 ones."""
     return [tuple("float32" if name in spec.float32_inputs else dtype for name, _ in spec.inputs)
-            + (spec.output_dtype or dtype,) for dtype in KERNEL_DTYPES]
+            + (spec.output_dtype or dtype,) for dtype in DTYPE_NAMES]
 
 
 def reg_info(spec):
@@ -94,8 +92,14 @@ def reg_info(spec):
         reg = reg.input(index, name, param_type)
     reg = reg.output(0, spec.output, "required")
     for row in dtype_rows(spec):
-        reg = reg.dtype_format(*[_DATA_TYPES[dtype] for dtype in row])
+        reg = reg.dtype_format(*[_in_default_format(dtype) for dtype in row])
     return reg.target("Ascend").get_op_info()
+
+
+def _in_default_format(dtype):
+    """A dtype_format item of `dtype` in the default format, as DataType spells one (DataType.F16_Default is
+    ("float16", "DefaultFormat"))."""
+    return dtype, "DefaultFormat"
 
 
 def kernel_output_shape(predict_shape, *_):
@@ -106,13 +110,9 @@ def kernel_output_shape(predict_shape, *_):
 def kernel_output_dtype(spec):
     """The out_dtype function of a kernel's ops.Custom."""
     if spec.output_dtype is not None:
-        fixed = _to_mstype(spec.output_dtype)
+        fixed = getattr(mstype, spec.output_dtype)
         return lambda *_: fixed
     return lambda predict_dtype, *_: predict_dtype
-
-
-def _to_mstype(name):
-    return {"float16": mstype.float16, "float32": mstype.float32, "bfloat16": mstype.bfloat16}[name]
 
 
 def promoted_dtype(*dtypes):
@@ -318,20 +318,19 @@ def _aclnn_primitive(spec, bprop):
 
 
 # The kernels' own gradients, which a second-order gradient differentiates through: composed of MindSpore operations
-# in float32 from the terms of docs/contract.md §4 (ms_bcewl._primitives, shared with the host backend), so that
-# third and higher orders follow by MindSpore's autodiff.
+# in float32 from the formula's terms (ms_bcewl._loss_formula, and _primitives.second_order, shared with the host
+# backend), so that third and higher orders follow by MindSpore's autodiff.
 
 
 def forward_kernel_bprop(x, y, w, p, out, dout):
     """The gradients of sum(dout * loss) for the forward kernel's predict, target, weight and pos_weight."""
     xf, yf, wf, pf, g = (ops.cast(t, _FLOAT32) for t in (x, y, w, p, dout))
-    terms = primitives._elementwise_terms(xf, yf, pf)
-    unit_dx, unit_dy, unit_dp, unweighted = terms[4], terms[5], terms[6], terms[7]
-    weighted_g = primitives._product(wf, g)
-    return (ops.cast(primitives._product(weighted_g, unit_dx), x.dtype),
-            ops.cast(primitives._product(weighted_g, unit_dy), y.dtype),
-            _sum_to_in_kernel_bprops(primitives._product(g, unweighted), w),
-            _sum_to_in_kernel_bprops(primitives._product(weighted_g, unit_dp), p))
+    unit_dx, unit_dy, unit_dp, unweighted = formula.first_order_terms(xf, yf, pf)[:4]
+    weighted_g = formula.product(wf, g)
+    return (ops.cast(formula.product(weighted_g, unit_dx), x.dtype),
+            ops.cast(formula.product(weighted_g, unit_dy), y.dtype),
+            _sum_to_in_kernel_bprops(formula.product(g, unweighted), w),
+            _sum_to_in_kernel_bprops(formula.product(weighted_g, unit_dp), p))
 
 
 def grad_kernel_bprop(x, y, dout, scale, w, p, out, cotangent):
@@ -423,16 +422,15 @@ class _Loss(nn.Cell):
         if self.reduction == "mean":
             g = g / ops.size(x)
         x32, y32, w32, p32 = (ops.cast(a, _FLOAT32) for a in (x, y, w, p))
-        softplus = ops.log1p(ops.exp(-ops.abs(x32)))
-        log_sigmoid = ops.minimum(x32, 0.0) - softplus
-        weight_g = w32 * g
-        dy = weight_g * (ops.minimum(-x32, 0.0) - softplus - p32 * log_sigmoid)
+        softplus_x, softplus_minus_x = formula.softplus_pair(x32)
+        weight_g = formula.product(w32, g)
+        dy = formula.product(weight_g, formula.target_term(p32, softplus_x, softplus_minus_x))
         if self.has_weight:
             dw = _sum_to(self._elementwise_loss(x, y, ops.ones((), x.dtype), p, dtype) * g, w)
         else:
             dw = _zeros_like(w)  # of the unit passed for an absent weight
         if self.has_pos_weight:
-            dp = _sum_to(-weight_g * y32 * log_sigmoid, p)
+            dp = _sum_to(formula.product(weight_g, formula.pos_weight_term(y32, softplus_minus_x)), p)
         else:
             dp = _zeros_like(p)
         if not _shapes_are_known(ops.shape(x)):

@@ -1,5 +1,5 @@
-"""Locates the native library that ships inside this package (never in the working directory) and reads its
-registry of AOT entry points.
+"""Locates the native library that ships inside this package (never in the working directory), reads its
+registry of AOT entry points and names its reductions and dtypes.
 
 Before the primitives name the library, it is checked once, with a read of its first 20 bytes (no dlopen): it exists,
 it is an ELF shared library for this machine (class, byte order and e_machine), its path can be carried by
@@ -17,6 +17,9 @@ from pathlib import Path
 # A reduction's index here is its aclnn code (docs/contract.md §3), as in aclnn_adapter/include/ms_bcewl/reductions.h.
 REDUCTIONS = ("none", "mean", "sum")
 REDUCTION_CODES = {name: code for code, name in enumerate(REDUCTIONS)}
+# The dtypes the library computes in (docs/contract.md §5), by their MindSpore names, as
+# aclnn_adapter/include/ms_bcewl/operations.h lists them (MS_BCEWL_FOR_EACH_DTYPE): the one list Python reads.
+DTYPE_NAMES = ("float16", "float32", "bfloat16")
 LIBRARY_DIR = Path(__file__).resolve().parent / "lib"
 LIBRARY_PATH = LIBRARY_DIR / "libms_bcewl.so"
 AOT_WHITE_LIST = "MS_CUSTOM_AOT_WHITE_LIST"

@@ -22,11 +22,12 @@ from mindspore.common import dtype as mstype
 from mindspore.ops import CustomRegOp, DataType, PrimitiveWithInfer
 
 from ms_bcewl import _ascend_kernels as ascend_kernels
-from ms_bcewl._library import REDUCTIONS, aot_entries, library_path
+from ms_bcewl import _loss_formula as formula
+from ms_bcewl._library import DTYPE_NAMES, REDUCTIONS, aot_entries, library_path
 from ms_bcewl._mindspore_internals import capturing_bytecode, exporting
 
-# The dtypes the primitives compute in (docs/contract.md §5), as the library's dtype list names them.
-SUPPORTED_DTYPES = (mstype.float16, mstype.float32, mstype.bfloat16)
+# The dtypes the primitives compute in (docs/contract.md §5): the library's.
+SUPPORTED_DTYPES = tuple(getattr(mstype, name) for name in DTYPE_NAMES)
 # The gradient of each input, as the library's operations and these primitives' outputs name it.
 GRADIENT_OF = {"input": "grad_self", "target": "grad_target", "weight": "grad_weight", "pos_weight": "grad_pos_weight"}
 # The inputs every primitive takes, in order.
@@ -179,44 +180,27 @@ def _host_forward_table(for_graph):
 # ---- Second order: the bprops of the gradient primitives, so that gradients of gradients are real ----
 # (docs/contract.md §4)
 #
-# With x input, y target, w weight, p pos_weight (1 where absent), g the loss's upstream gradient, s = 1/numel(x) for
-# mean and 1 otherwise, a = 1 + (p - 1) y and logsig(x) = log(sigmoid(x)), the first-order gradients are, per element
-# and before dw and dp are summed to the shapes of w and p:
-#     dx = w (a sigmoid(x) - p y) g s        dy = w (-x - (p - 1) logsig(x)) g s
-#     dw = ((1 - y) x - a logsig(x)) g s     dp = -w y logsig(x) g s
-# A gradient primitive's bprop gets a cotangent c for its output and returns the gradient of sum(c * output) with
-# respect to each of its inputs (g, x, y, w, p). They are written with MindSpore's differentiable operations, in
-# float32 like the loss, so that third and higher orders follow by MindSpore's own autodiff.
-
-
-def _log_sigmoid(x):
-    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)) with min(x, 0) as (x - |x|) / 2 where x <= 0: its derivative
-    as MindSpore differentiates it is sigmoid(-x) at every x, 0 included (where |x|'s derivative is 0), and it is 0,
-    not inf - inf, at x = +inf."""
-    return ops.where(x > 0, ops.zeros_like(x), 0.5 * (x - ops.abs(x))) - ops.log1p(ops.exp(-ops.abs(x)))
+# With g the loss's upstream gradient and s = 1/numel(x) for mean and 1 otherwise, each first-order gradient is a
+# term of _loss_formula times w g s (dw: g s), summed to the shapes of w and p for dw and dp. A gradient primitive's
+# bprop gets a cotangent c for its output and returns the gradient of sum(c * output) with respect to each of its
+# inputs (g, x, y, w, p), from those terms and their derivatives (_loss_formula.second_derivatives), in float32 like
+# the loss, so that third and higher orders follow by MindSpore's own autodiff.
 
 
 def _float32(tensor):
     return None if tensor is None else ops.cast(tensor, ms.float32)
 
 
-def _product(factor, term):
-    """factor * term, but 0 where a zero factor meets an infinite term (the limit, docs/contract.md "Infinities and
-    NaN"). Only there: elsewhere the product and its derivatives are the plain ones."""
-    product = factor * term
-    if not isinstance(term, ms.Tensor):  # a finite constant
-        return product
-    return ops.where(ops.logical_and(factor == 0, ops.isinf(term)), ops.zeros_like(product), product)
-
-
 def _times(cotangent, term):
-    """cotangent * term; None (a zero) where no cotangent was given."""
-    return None if cotangent is None else _product(cotangent, term)
+    """cotangent * term, term a tensor or a finite constant; None (a zero) where no cotangent was given."""
+    if cotangent is None:
+        return None
+    return formula.product(cotangent, term) if isinstance(term, Tensor) else cotangent * term
 
 
 def _weighted(factor, term):
     """factor * term, where an absent factor (a weight not passed, None) is 1 and an absent term stays absent."""
-    return term if factor is None or term is None else _product(factor, term)
+    return term if factor is None or term is None else formula.product(factor, term)
 
 
 def _total(*terms):
@@ -226,22 +210,6 @@ def _total(*terms):
         if term is not None:
             total = term if total is None else total + term
     return total
-
-
-def _elementwise_terms(x, y, p):
-    """The elementwise pieces of the first-order gradients and of their derivatives, in float32: sigmoid(x),
-    sigmoid(-x), logsig(x), a, then unit_dx, unit_dy, unit_dp (dx, dy and dp without their factor w g s) and
-    dw_term (dw's elementwise term without g s). A tuple, not an object: graphs compile tuples."""
-    sigmoid = ops.sigmoid(x)
-    sigmoid_of_minus_x = ops.sigmoid(-x)  # 1 - sigmoid(x) with full precision where sigmoid(x) is near 1
-    log_sigmoid, log_sigmoid_of_minus_x = _log_sigmoid(x), _log_sigmoid(-x)
-    p_y = y if p is None else p * y
-    a = 1.0 - y + p_y  # 1 + (p - 1) y
-    unit_dx = a * sigmoid - p_y
-    # x = logsig(x) - logsig(-x) turns dy and the loss into sums without inf - inf at x = +-inf
-    unit_dy = -x if p is None else log_sigmoid_of_minus_x - _product(p, log_sigmoid)
-    dw_term = -_product(1.0 - y, log_sigmoid_of_minus_x) - _product(p_y, log_sigmoid)
-    return sigmoid, sigmoid_of_minus_x, log_sigmoid, a, unit_dx, unit_dy, -_product(y, log_sigmoid), dw_term
 
 
 _SUM_KEEPING_DIMS = ops.ReduceSum(keep_dims=True, skip_mode=True)  # an empty list of axes sums nothing
@@ -288,7 +256,8 @@ def second_order(reduction, arguments, cotangents):
     c_x, c_y, c_w, c_p = (_float32(cotangents[0]), _float32(cotangents[1]), _float32(cotangents[2]),
                           _float32(cotangents[3]))
     xf, yf, wf, pf = _float32(x), _float32(y), _float32(w), _float32(p)
-    sigmoid, sigmoid_of_minus_x, log_sigmoid, a, unit_dx, unit_dy, unit_dp, dw_term = _elementwise_terms(xf, yf, pf)
+    unit_dx, unit_dy, unit_dp, dw_term, sigmoid, sigmoid_of_minus_x, softplus_of_minus_x = \
+        formula.first_order_terms(xf, yf, pf)
     scale = 1.0 / _count(x) if reduction == "mean" else 1.0
     gs = _float32(dout) * scale
 
@@ -297,20 +266,18 @@ def second_order(reduction, arguments, cotangents):
     q = _total(_weighted(wf, weighted), _times(c_w, dw_term))
     d_dout = q * scale if reduction == "none" else q.sum() * scale
 
-    d_unit_dx_dx = a * sigmoid * sigmoid_of_minus_x
-    d_unit_dy_dx = -1.0 if pf is None else -1.0 - (pf - 1.0) * sigmoid_of_minus_x
-    d_unit_dp_dx = -yf * sigmoid_of_minus_x  # also d(unit_dx)/dp
+    d_unit_dx_dx, d_unit_dy_dx, d_unit_dp_dx, d_unit_dx_dy = \
+        formula.second_derivatives(yf, pf, sigmoid, sigmoid_of_minus_x)  # d_unit_dp_dx is also d(unit_dx)/dp
     along_x = _total(_times(c_x, d_unit_dx_dx), _times(c_y, d_unit_dy_dx), _times(c_p, d_unit_dp_dx))
     d_x = _weighted(gs, _total(_weighted(wf, along_x), _times(c_w, unit_dx)))  # d(dw)/dx = unit_dx
 
-    d_unit_dx_dy = -1.0 if pf is None else -(pf * sigmoid_of_minus_x + sigmoid)
-    along_y = _total(_times(c_x, d_unit_dx_dy), _times(c_p, -log_sigmoid))
+    along_y = _total(_times(c_x, d_unit_dx_dy), _times(c_p, softplus_of_minus_x))
     d_y = _weighted(gs, _total(_weighted(wf, along_y), _times(c_w, unit_dy)))  # d(dw)/dy = unit_dy
 
     d_w = None if w is None else _as_gradient(_sum_to(_weighted(gs, weighted), w), w)
     d_p = None
     if p is not None:
-        along_p = _total(_times(c_x, d_unit_dp_dx), _times(c_y, -log_sigmoid))
+        along_p = _total(_times(c_x, d_unit_dp_dx), _times(c_y, softplus_of_minus_x))
         d_p = _as_gradient(_sum_to(_weighted(gs, _total(_weighted(wf, along_p), _times(c_w, unit_dp))), p), p)
     return _as_gradient(d_dout, dout), _as_gradient(d_x, x), _as_gradient(d_y, y), d_w, d_p
 
@@ -350,49 +317,27 @@ def gradient_bprop(reduction, has_weight, has_pos_weight, of=None):
 # absolute path, which the loading machine resolves with realpath(3), and ONNX writes the entry point as an operator
 # type no runtime knows. So a graph compiled for an export takes operators that MINDIR and ONNX both carry
 # (docs/contract.md §17 Export); training and every other compile keep the primitives.
-# The operators are those whose NaN and ±inf give the same results in MindSpore's CPU kernels and in onnxruntime:
-# Softplus, Maximum and ReLU turn a NaN into a number in MindSpore and not in onnxruntime, while Abs, Exp, Log,
-# arithmetic, comparisons (False for NaN) and Select agree. ONNX opset 11 has no Log1p, IsInf or IsNan.
-_FLOAT32_MAX = 3.4028235e38
+# The operators are those of _loss_formula with its Log-only log1p (ONNX opset 11 has no Log1p), whose NaN and ±inf
+# give the same results in MindSpore's CPU kernels and in onnxruntime.
 _MEAN = ops.ReduceMean(keep_dims=False)
 _SUM = ops.ReduceSum(keep_dims=False)
 
 
-def _exported_log1p(t):
-    """log1p(t) for t in [0, 1] from Log: log(u) * t / (u - 1) with u = 1 + t, within a few roundings of log1p(t)
-    where u - 1 is not t (Goldberg's formula), and t itself where u rounds to 1. NaN gives NaN."""
-    u = 1.0 + t
-    return ops.select(u == 1.0, t, ops.log(u) * (t / (u - 1.0)))
-
-
-def _exported_softplus(v):
-    """softplus(v) = max(v, 0) + log1p(exp(-|v|)): finite for every finite v, +inf at +inf, 0 at -inf, NaN at NaN
-    (Select takes 0 for NaN, and the log1p term carries the NaN)."""
-    return ops.select(v > 0.0, v, ops.zeros_like(v)) + _exported_log1p(ops.exp(-ops.abs(v)))
-
-
-def _exported_product(factor, term):
-    """factor * term, but 0 where a zero factor meets an infinite term (docs/contract.md §9); NaN stays NaN."""
-    zero_limit = ops.logical_and(factor == 0.0, ops.abs(term) > _FLOAT32_MAX)
-    product = factor * term
-    return ops.select(zero_limit, ops.zeros_like(product), product)
-
-
 def standard_loss(input, target, weight, pos_weight, reduction):  # pylint: disable=redefined-builtin
-    """docs/contract.md §2's loss from standard operators in float32, reduced, cast to the target's dtype. As the
-    kernels do, it is l = w * ((1 - y) * softplus(x) + p * y * softplus(-x)), softplus(v) = -logsig(-v): no
-    product as large as (1 + (p - 1) * y) * x, which overflows float32 where the loss fits."""
-    x = ops.cast(input, mstype.float32)
-    y = ops.cast(target, mstype.float32)
-    positive = y if not isinstance(pos_weight, Tensor) else ops.cast(pos_weight, mstype.float32) * y
-    loss = _exported_product(1.0 - y, _exported_softplus(x)) + _exported_product(positive, _exported_softplus(-x))
-    if isinstance(weight, Tensor):
-        loss = _exported_product(ops.cast(weight, mstype.float32), loss)
+    """docs/contract.md §2's loss from standard operators (_loss_formula.loss) in float32, reduced, cast to the
+    target's dtype."""
+    loss = formula.loss(_float32(input), _float32(target), _float32_if_passed(weight), _float32_if_passed(pos_weight),
+                        log1p=formula.exportable_log1p)
     if reduction == "mean":
         loss = _MEAN(loss)
     elif reduction == "sum":
         loss = _SUM(loss)
     return ops.cast(loss, target.dtype)
+
+
+def _float32_if_passed(optional):
+    """An optional input in float32; None where the caller passed none."""
+    return _float32(optional) if isinstance(optional, Tensor) else None
 
 
 # ---- Backend choice, made once at import (everything above is the host backend) ----

@@ -492,6 +492,20 @@ def test_a_nan_weight_at_an_infinite_limit_stays_nan(losses):
     np.testing.assert_array_equal(ref.to_f64(loss), [np.nan, 0.0])
 
 
+def test_gradients_at_infinite_logits_take_the_limits_where_a_weight_is_zero(losses):
+    """dy and dp where an infinite logit meets a zero weight or pos_weight: 0 * inf has the limit 0 (contract §9),
+    as the host library gives; the composition gave NaN."""
+    table, _ = losses
+    case = ref.case_from([-np.inf, np.inf, -np.inf], [0.5, 0.5, 0.5], w=[1.0, 0.0, 0.0], p=[0.0, 1.0, 1.0],
+                         reduction="none")
+    _, grads = _run(table, case, np.ones(3))
+    np.testing.assert_array_equal(ref.to_f64(grads[1]), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(ref.to_f64(grads[3]), [np.inf, 0.0, 0.0])  # w y sp(-x)
+    host = ref.run_grads(case, np.ones(3))
+    for got, expected in ((grads[1], host[1]), (grads[3], host[3])):
+        np.testing.assert_array_equal(ref.to_f64(got), ref.to_f64(expected))
+
+
 @pytest.mark.parametrize("reduction, expected", [("none", np.zeros((0, 3))), ("mean", np.nan), ("sum", 0.0)])
 def test_empty_input_launches_nothing(losses, reduction, expected):
     table, calls = losses

@@ -12,15 +12,24 @@ import pytest
 
 INSTALLED_PACKAGE = Path(importlib.util.find_spec("ms_bcewl").origin).resolve().parent
 
-# cli.check with a reference that forgets pos_weight: every case must fail.
-WRONG_REFERENCE = """
+# cli.check of a library gone wrong, the loss function replaced by one of these.
+WRONG_LIBRARY = """
 import sys
-from ms_bcewl import cli as cli
+import ms_bcewl
+from mindspore import ops
+from ms_bcewl import cli
 
-def reference_without_pos_weight(x, y, w, p, reduction):
-    return cli.numpy_reference(x, y, w, 1.0, reduction)
+right = ms_bcewl.binary_cross_entropy_with_logits
 
-sys.exit(cli.check(["pynative"], reference=reference_without_pos_weight))
+def without_pos_weight(x, y, w, p, reduction):
+    return right(x, y, w, None, reduction)
+
+def gradient_doubled(x, y, w, p, reduction):
+    loss = right(x, y, w, p, reduction)
+    return loss + (loss - ops.stop_gradient(loss))
+
+ms_bcewl.binary_cross_entropy_with_logits = {wrong}
+sys.exit(cli.check(["pynative"]))
 """
 
 
@@ -132,12 +141,48 @@ def test_check_passes_every_mode_dtype_and_reduction(tmp_path):
     assert "18 of 18 cases passed" in done.stdout
 
 
-def test_check_fails_with_exit_code_1_when_the_reference_disagrees(tmp_path):
-    done = run_python(["-c", WRONG_REFERENCE], tmp_path)
+@pytest.mark.parametrize("wrong, wrong_columns", [("without_pos_weight", ("loss error", "dx error")),
+                                                   ("gradient_doubled", ("dx error",))])
+def test_check_fails_with_exit_code_1_for_a_wrong_library(tmp_path, wrong, wrong_columns):
+    """check is the user's self-test: a library whose loss or gradient is wrong fails every case, in the columns
+    that are wrong (the errors are about 0.3 and 1, far above every tolerance)."""
+    done = run_python(["-c", WRONG_LIBRARY.format(wrong=wrong)], tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     rows = table_rows(done.stdout, ("pynative",))
     assert len(rows) == 9 and all(row[-1] == "FAIL" for row in rows)
     assert "0 of 9 cases passed" in done.stdout
+    for column, index in (("loss error", 3), ("dx error", 4)):
+        for row in rows:
+            wrong_by_far, within_tolerance = float(row[index]) > 0.1, float(row[index]) <= float(row[5])
+            assert (wrong_by_far if column in wrong_columns else within_tolerance), (column, row)
+
+
+def test_check_computes_its_reference_in_float32_where_the_device_has_no_float64(monkeypatch):
+    """On a device whose kernels refuse float64 (an NPU may), check falls back to a float32 reference instead of
+    failing; the float32 values are those of the float64 reference within float32's rounding."""
+    import numpy as np
+    from ms_bcewl import cli
+
+    _, values = cli.check_inputs("float32")
+    expected = cli.formula_reference(*values, "mean")
+    assert cli.reference_dtype() == "float64"
+    right = cli.formula.loss
+
+    def refusing_float64(x, *args):
+        if x.dtype == cli.ms.float64:
+            raise TypeError("no float64 kernel")
+        return right(x, *args)
+
+    monkeypatch.setattr(cli.formula, "loss", refusing_float64)
+    cli.reference_dtype.cache_clear()
+    try:
+        assert cli.reference_dtype() == "float32"
+        got = cli.formula_reference(*values, "mean")
+    finally:
+        cli.reference_dtype.cache_clear()
+    assert [value.dtype for value in got] == [np.float32, np.float32]
+    for value, reference in zip(got, expected):
+        np.testing.assert_allclose(value, reference, rtol=1e-6, atol=1e-7)
 
 
 def test_check_rejects_an_unknown_mode(tmp_path):

@@ -281,3 +281,21 @@ def test_the_library_and_python_give_each_reduction_the_aclnn_code_of_the_contra
     contract = {"none": 0, "mean": 1, "sum": 2}  # docs/contract.md §3
     assert REDUCTION_CODES == contract
     assert {entry.reduction: entry.code for entry in _library.aot_entries().values()} == contract
+
+
+def test_python_reads_the_dtypes_of_the_library_header():
+    """One dtype list in Python, the one MS_BCEWL_FOR_EACH_DTYPE of the shipped operations.h spells; the primitives,
+    the Ascend kernels' formats and `ms-bcewl check` take theirs from it."""
+    import re
+
+    import mindspore as ms
+
+    from ms_bcewl import _ascend_kernels, _primitives, cli
+
+    header = (_library.LIBRARY_DIR / "include" / "ms_bcewl" / "operations.h").read_text(encoding="utf-8")
+    listed = re.search(r"#define MS_BCEWL_FOR_EACH_DTYPE\(X, \.\.\.\)(.*?)\n\n", header, re.DOTALL).group(1)
+    assert _library.DTYPE_NAMES == tuple(re.findall(r"X\((\w+),", listed))
+    assert _primitives.SUPPORTED_DTYPES == (ms.float16, ms.float32, ms.bfloat16)
+    assert {row[0] for row in _ascend_kernels.dtype_rows(_ascend_kernels.forward_kernel_spec())} == \
+        set(_library.DTYPE_NAMES)
+    assert set(cli.TOLERANCES) == set(_library.DTYPE_NAMES)
