@@ -18,7 +18,7 @@ from mindspore import Tensor, nn, ops
 from mindspore.common.initializer import Initializer
 from mindspore.ops.primitive import constexpr
 
-from ms_bcewl._library import REDUCTION_CODES, REDUCTIONS
+from ms_bcewl._library import DTYPE_NAMES, REDUCTION_CODES, REDUCTIONS
 from ms_bcewl._mindspore_internals import cast_arguments
 from ms_bcewl._primitives import (GRAPH_FORWARD, PYNATIVE_FORWARD, SUPPORTED_DTYPES, in_bytecode_capture, in_export,
                                   in_graph, standard_loss, unit_like)
@@ -201,9 +201,12 @@ def check_reduction(api, reduction):
     return canonical
 
 
+_DTYPES_IN_WORDS = f"{', '.join(DTYPE_NAMES[:-1])} or {DTYPE_NAMES[-1]}"
+
+
 def _check_dtype(api, name, shape, dtype):
     if dtype not in SUPPORTED_DTYPES:
-        raise TypeError(f"{_prefix(api)}'{name}' must have dtype float16, float32 or bfloat16, but got {dtype} "
+        raise TypeError(f"{_prefix(api)}'{name}' must have dtype {_DTYPES_IN_WORDS}, but got {dtype} "
                         f"(shape {shape}).")
 
 
