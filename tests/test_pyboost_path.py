@@ -107,6 +107,18 @@ def test_float32_matches_the_primitives_bitwise(through, reduction, shapes):
     check_both_paths(through, case, R.upstream(case))
 
 
+@pytest.mark.parametrize("reduction", R.REDUCTIONS)
+def test_every_variant_on_0d_tensors_gets_the_gradients_of_what_it_passed(through, reduction):
+    """One autograd Function serves every variant, an absent weight or pos_weight passed to it as a 0-d 1: the
+    variants alternate on 0-d tensors, and a passed weight or pos_weight of exactly 1 still gets its gradient, an
+    absent one none, with the primitives' bits."""
+    for weights in [(None, None), (1.0, 1.0), (None, 1.0), (1.0, None), (1.7, 0.25)] * 2:
+        w, p = (None if value is None else np.array(value) for value in weights)
+        case = R.case_from(np.array(0.125), np.array(1.0), w, p, reduction)
+        check_both_paths(through, case, R.upstream(case))
+        check_both_paths(through, case)  # a gradOutput of 1: the gradients the forward computed with the loss
+
+
 @pytest.mark.parametrize("dtypes", sorted(DTYPE_SETS))
 @pytest.mark.parametrize("reduction", R.REDUCTIONS)
 def test_16_bit_and_mixed_dtypes_match_the_primitives_bitwise(through, reduction, dtypes):
