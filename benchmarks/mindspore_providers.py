@@ -12,7 +12,7 @@ from mindspore import Tensor, ops
 
 import ms_bcewl
 from ms_bcewl._library import library_path
-from ms_bcewl._pyboost import PYBOOST, build_module
+from ms_bcewl._pyboost import PYBOOST, BuildFolder
 
 from machine import PATH_PREFIX
 
@@ -55,7 +55,8 @@ class MindSporeGroup:
         self._pynative_path = "pyboost" if PYBOOST.loss() is not None else "ops.Custom primitives"
         self._noop = ops.Custom(f"{noop_library}:Noop", out_shape=lambda *shapes: shapes[0],
                                 out_dtype=lambda *dtypes: dtypes[0], func_type="aot")
-        self._pyboost_noop = build_module(NOOP_PYBOOST, name="ms_bcewl_bench_noop").noop if mode == "pynative" else None
+        self._pyboost_noop = (BuildFolder.in_cache(name="ms_bcewl_bench_noop", source=NOOP_PYBOOST).load().noop
+                              if mode == "pynative" else None)
 
     def info(self):
         """Versions; the library's build time too, since a rebuilt kernel keeps the package version; the path

@@ -13,7 +13,6 @@
 import argparse
 import contextlib
 import ctypes
-import fcntl
 import functools
 import importlib.util
 import json
@@ -197,47 +196,25 @@ def pynative_path(choice, environ):
     if choice not in pyboost_path.CHOICES:
         return f"{variable}={choice!r} is not one of {', '.join(pyboost_path.CHOICES)}: PyNative calls raise ValueError"
     try:
-        folder = pyboost_path.build_folder(pyboost_path.cache_root(environ))
+        folder = pyboost_path.BuildFolder.in_cache(environ)
     except OSError as error:  # the shipped source or headers are gone: a library folder not made by pip install
         return (f"{choice}: ops.Custom primitives only: cannot read {error.filename} ({error.strerror}); "
                 f"pip install the package again ({variable})")
-    missing_compiler = pyboost_path.missing_compiler(environ)
-    built = {"verified": f"module built in {folder}", "building": f"module being built in {folder}",
-             "unloadable": f"module in {folder} does not load ('ms-bcewl build' builds it again)",
-             "damaged": f"module in {folder} damaged or unfinished (the next build replaces it)",
-             "failed": f"module not built: {pyboost_path.recorded_failure(folder)} ('ms-bcewl build' tries again)",
-             "absent": f"module not built: {missing_compiler}" if missing_compiler else
-                       "module not built yet ('ms-bcewl build' builds it)"}[module_state(folder)]
     meaning = {"auto": "pyboost under launch_blocking(), ops.Custom primitives otherwise",
                "pyboost": "pyboost under launch_blocking(), an error otherwise", "aot": "ops.Custom primitives"}[choice]
-    return f"{choice}: {meaning}; {built} ({variable})"
+    return f"{choice}: {meaning}; {module_status(folder, environ)} ({variable})"
 
 
-def module_state(folder):
-    """'verified', 'unloadable' (verified, but it does not load), 'building' (another process holds the folder),
-    'failed' (the last build's cause is recorded), 'damaged' (a module without a matching record) or 'absent'."""
-    module = pyboost_path.verified_module(folder)
-    if module:
-        return "verified" if load_failure(module) is None else "unloadable"
-    try:
-        with open(folder / ".lock", encoding="utf-8") as lock:
-            fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return "building"
-    except OSError:
-        pass
-    if pyboost_path.recorded_failure(folder):
-        return "failed"
-    return "damaged" if pyboost_path.module_file(folder).exists() else "absent"
-
-
-def load_failure(module):
-    """Why the verified module file `module` does not load, or None."""
-    try:
-        pyboost_path.load(module)
-    except ImportError as error:
-        return pyboost_path.failure_cause(error)
-    return None
+def module_status(folder, environ):
+    """Whether the module of `folder` is built and loads, or why not."""
+    if folder.verified():
+        if folder.load_failure():
+            return f"module in {folder.path} does not load ('ms-bcewl build' builds it again)"
+        return f"module built in {folder.path}"
+    if folder.failure():
+        return f"module not built: {folder.failure()} ('ms-bcewl build' tries again)"
+    missing = pyboost_path.missing_compiler(environ)
+    return f"module not built: {missing}" if missing else "module not built yet ('ms-bcewl build' builds it)"
 
 
 def info():
@@ -383,8 +360,8 @@ def bench(args):
 
 
 def build(background=False):
-    """Compiles the pyboost module where no verified build is cached. background: the builder a PyNative call
-    starts, at low priority."""
+    """Compiles the pyboost module where no verified build that loads is cached. background: the builder a PyNative
+    call starts, at low priority."""
     if background:
         os.nice(10)
 
@@ -392,13 +369,7 @@ def build(background=False):
         print(f"ms_bcewl: {text}", file=sys.stderr, flush=True)
 
     try:
-        path = pyboost_path.build(progress=progress)
-        failure = load_failure(path)
-        if failure:  # it matches its record, so the build will not replace it unless the record goes
-            progress(f"{path} does not load ({failure}): building it again")
-            pyboost_path.record_file(path.parent).unlink()
-            path = pyboost_path.build(progress=progress)
-            pyboost_path.load(path)
+        path = pyboost_path.BuildFolder.in_cache().build(progress, loadable=True)
     except (RuntimeError, OSError, ImportError) as error:
         progress(f"{pyboost_path.BUILD_FAILED}{pyboost_path.failure_cause(error)}")
         return 1

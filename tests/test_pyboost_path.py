@@ -107,6 +107,18 @@ def test_float32_matches_the_primitives_bitwise(through, reduction, shapes):
     check_both_paths(through, case, R.upstream(case))
 
 
+@pytest.mark.parametrize("reduction", R.REDUCTIONS)
+def test_every_variant_on_0d_tensors_gets_the_gradients_of_what_it_passed(through, reduction):
+    """One autograd Function serves every variant, an absent weight or pos_weight passed to it as a 0-d 1: the
+    variants alternate on 0-d tensors, and a passed weight or pos_weight of exactly 1 still gets its gradient, an
+    absent one none, with the primitives' bits."""
+    for weights in [(None, None), (1.0, 1.0), (None, 1.0), (1.0, None), (1.7, 0.25)] * 2:
+        w, p = (None if value is None else np.array(value) for value in weights)
+        case = R.case_from(np.array(0.125), np.array(1.0), w, p, reduction)
+        check_both_paths(through, case, R.upstream(case))
+        check_both_paths(through, case)  # a gradOutput of 1: the gradients the forward computed with the loss
+
+
 @pytest.mark.parametrize("dtypes", sorted(DTYPE_SETS))
 @pytest.mark.parametrize("reduction", R.REDUCTIONS)
 def test_16_bit_and_mixed_dtypes_match_the_primitives_bitwise(through, reduction, dtypes):
@@ -289,6 +301,16 @@ def test_aot_never_builds_and_auto_keeps_the_primitives_in_the_async_runtime(mon
         assert not path._prepared, choice  # pylint: disable=protected-access
 
 
+def test_auto_keeps_the_primitives_in_the_async_runtime_though_wait_loaded_the_module(monkeypatch):
+    """wait() loads the module whatever the runtime (tests and benchmarks settle the path with it); auto must still
+    answer None in the asynchronous runtime, where the pyboost autograd can miss an input."""
+    monkeypatch.setattr(pyboost_path, "launch_blocking", lambda: False)
+    monkeypatch.setattr(pyboost_path, "pynative_queues_operators", lambda: False)  # as where no operator ran yet
+    path = PyboostPath("auto", prepare=lambda folder, wait_for_compile: "the module's loss", locate=lambda: None)
+    assert path.wait() == "the module's loss"
+    assert path.loss() is None
+
+
 def test_auto_without_a_built_module_keeps_the_primitives_for_the_process(monkeypatch):
     """The first call under launch_blocking() compiled the module for about 60 s before returning. Now it asks for
     the module without waiting for a compile (prepare_module then starts a builder process for later processes) and
@@ -371,11 +393,11 @@ def test_the_build_a_first_call_starts_serves_the_next_process(tmp_path):
     environment = {key: value for key, value in os.environ.items() if key != pyboost_path.PATH_VARIABLE}
     environment.update(MS_BCEWL_CACHE_DIR="cache")
     assert not run_next_process_script(environment, tmp_path)
-    folder = pyboost_path.build_folder(tmp_path / "cache")
+    folder = pyboost_path.BuildFolder.in_cache({"MS_BCEWL_CACHE_DIR": str(tmp_path / "cache")})
     deadline = time.monotonic() + HANG_GUARD_SECONDS
-    while cli.module_state(folder) not in ("verified", "failed") and time.monotonic() < deadline:
+    while not (folder.verified() or folder.failure()) and time.monotonic() < deadline:
         time.sleep(1)
-    assert cli.module_state(folder) == "verified", pyboost_path.recorded_failure(folder)
+    assert folder.verified(), folder.failure()
     assert run_next_process_script(environment, tmp_path)
 
 
@@ -399,7 +421,7 @@ def test_a_relative_cache_folder_is_the_users_for_the_builder_too(tmp_path, monk
     assert PyboostPath("auto").loss() is None
     (_, keywords), = started
     assert keywords["env"]["MS_BCEWL_CACHE_DIR"] == str(tmp_path / root)
-    assert pyboost_path.default_folder().parent == tmp_path / root
+    assert pyboost_path.BuildFolder.in_cache().path.parent == tmp_path / root
 
 
 def test_an_unwritable_cache_warns_once_and_starts_no_builder(tmp_path, monkeypatch):
@@ -458,9 +480,9 @@ def test_an_explicit_pyboost_setting_fails_at_the_call_when_the_module_cannot_be
 def test_info_names_a_missing_shipped_source_instead_of_failing(monkeypatch):
     """A library folder without mindspore_entries.cpp (an old in-place build) made `ms-bcewl info` fail with a
     FileNotFoundError traceback from hashing the source."""
-    def missing_source(root):
+    def missing_source(environ):
         raise FileNotFoundError(2, "No such file or directory", "/pkg/ms_bcewl/lib/mindspore_entries.cpp")
-    monkeypatch.setattr(pyboost_path, "build_folder", missing_source)
+    monkeypatch.setattr(pyboost_path.BuildFolder, "in_cache", missing_source)
     assert cli.pynative_path("auto", {}) == (
         "auto: ops.Custom primitives only: cannot read /pkg/ms_bcewl/lib/mindspore_entries.cpp (No such file or "
         "directory); pip install the package again (MS_BCEWL_PYNATIVE_PATH)")
@@ -482,12 +504,12 @@ print(repr(float(ms_bcewl.binary_cross_entropy_with_logits(x, y, reduction="sum"
 
 
 def copy_of_the_built_module(tmp_path):
-    """The build folder of a cache root in tmp_path holding a copy of this machine's verified build (compiled into
+    """The BuildFolder of a cache root in tmp_path holding a copy of this machine's verified build (compiled into
     the usual cache first where needed)."""
-    module = pyboost_path.build()
+    module = pyboost_path.BuildFolder.in_cache().build()
     copy = tmp_path / "cache" / module.parent.name
     shutil.copytree(module.parent, copy, ignore=shutil.ignore_patterns(".lock", "build.lock"))
-    return copy
+    return pyboost_path.BuildFolder(copy)
 
 
 def pyboost_loss_in_a_process(root, tmp_path, prefix=()):
@@ -508,22 +530,21 @@ def test_a_damaged_cached_module_is_built_again_not_loaded(tmp_path, damage):
     """A truncated module in the cache killed every later process with SIGBUS (ninja took it for up to date), an
     empty one disabled pyboost for good; a module that does not match the record of its build is built again."""
     folder = copy_of_the_built_module(tmp_path)
-    module = pyboost_path.module_file(folder)
-    with open(module, "r+b") as file:
-        file.truncate(module.stat().st_size // 2 if damage == "truncated" else 0)
-    assert pyboost_path.verified_module(folder) is None
-    pyboost_loss_in_a_process(folder.parent, tmp_path)
-    assert pyboost_path.verified_module(folder) == module
+    with open(folder.module, "r+b") as file:
+        file.truncate(folder.module.stat().st_size // 2 if damage == "truncated" else 0)
+    assert folder.verified() is None
+    pyboost_loss_in_a_process(folder.path.parent, tmp_path)
+    assert folder.verified() == folder.module
 
 
 def test_only_a_module_matching_its_record_is_verified(tmp_path):
-    module = pyboost_path.module_file(tmp_path)
-    module.write_bytes(b"\x7fELF" + bytes(range(256)) * 8)
-    assert pyboost_path.verified_module(tmp_path) is None  # no record: a build that did not finish
-    pyboost_path.record_file(tmp_path).write_text(pyboost_path.fingerprint(module))
-    assert pyboost_path.verified_module(tmp_path) == module
-    module.write_bytes(b"\x7fELF" + bytes(range(255, -1, -1)) * 8)  # same size, other bytes
-    assert pyboost_path.verified_module(tmp_path) is None
+    folder = pyboost_path.BuildFolder(tmp_path)
+    folder.module.write_bytes(b"\x7fELF" + bytes(range(256)) * 8)
+    assert folder.verified() is None  # no record: a build that did not finish
+    folder.record.write_text(folder.fingerprint())
+    assert folder.verified() == folder.module
+    folder.module.write_bytes(b"\x7fELF" + bytes(range(255, -1, -1)) * 8)  # same size, other bytes
+    assert folder.verified() is None
 
 
 @pytest.mark.rebuilds_pyboost
@@ -544,8 +565,7 @@ def test_a_cache_folder_ninja_cannot_name_is_refused_before_the_build(tmp_path):
     for name in ("cache$1", "c:d"):
         with pytest.raises(RuntimeError, match=rf"cannot build in {re.escape(str(tmp_path / name))}: "
                                                r"MindSpore's builder"):
-            pyboost_path.compile_into(pyboost_path.SOURCE, pyboost_path.INCLUDE_DIR, tmp_path / name, "module",
-                                      lambda text: None)
+            pyboost_path.BuildFolder(tmp_path / name, "module").compile(lambda text: None)
 
 
 @pytest.mark.rebuilds_pyboost
@@ -553,36 +573,33 @@ def test_a_cached_module_that_does_not_load_is_built_again(tmp_path):
     """A module matching its record that does not load (here: not a shared object at all) made each process warn
     that 'ms-bcewl build' tries again; build found it verified and compiled nothing, and info said 'module built'."""
     folder = copy_of_the_built_module(tmp_path)
-    module = pyboost_path.module_file(folder)
-    module.write_bytes(b"not a shared object")
-    pyboost_path.record_file(folder).write_text(pyboost_path.fingerprint(module))
-    assert pyboost_path.verified_module(folder) == module
-    described = cli.pynative_path("auto", {"MS_BCEWL_CACHE_DIR": str(folder.parent)})
-    assert f"module in {folder} does not load ('ms-bcewl build' builds it again)" in described, described
+    folder.module.write_bytes(b"not a shared object")
+    folder.record.write_text(folder.fingerprint())
+    assert folder.verified() == folder.module
+    described = cli.pynative_path("auto", {"MS_BCEWL_CACHE_DIR": str(folder.path.parent)})
+    assert f"module in {folder.path} does not load ('ms-bcewl build' builds it again)" in described, described
     done = subprocess.run([*R.PYTHON, "-m", "ms_bcewl", "build"], capture_output=True, text=True, timeout=900,
-                          env=dict(os.environ, MS_BCEWL_CACHE_DIR=str(folder.parent)), cwd=tmp_path, check=False)
+                          env=dict(os.environ, MS_BCEWL_CACHE_DIR=str(folder.path.parent)), cwd=tmp_path, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "does not load" in done.stderr and "compiling" in done.stderr, done.stderr[-3000:]
-    assert pyboost_path.verified_module(folder) == module and module.read_bytes().startswith(b"\x7fELF")
-    assert "module built in" in cli.pynative_path("auto", {"MS_BCEWL_CACHE_DIR": str(folder.parent)})
+    assert folder.verified() == folder.module and folder.module.read_bytes().startswith(b"\x7fELF")
+    assert "module built in" in cli.pynative_path("auto", {"MS_BCEWL_CACHE_DIR": str(folder.path.parent)})
 
 
 def test_a_failed_build_reports_its_own_error_and_drops_its_objects(tmp_path, monkeypatch):
     """A second try in the same process cannot compile (MindSpore's builder skips a module it has built once) and
     reported only the module missing, hiding the compiler's error."""
-    attempts = []
 
-    def failing_compile(source, include_dir, folder, name, progress):
-        attempts.append(folder)
-        (folder / "mindspore_entries.o").write_bytes(b"object")
-        if len(attempts) == 1:
-            raise RuntimeError("ld: cannot find with: No such file or directory")
-        raise FileNotFoundError(pyboost_path.module_file(folder, name))
+    def failing_compile(folder, progress):
+        (folder.path / "mindspore_entries.o").write_bytes(b"object")
+        raise RuntimeError("ld: cannot find with: No such file or directory")
 
-    monkeypatch.setattr(pyboost_path, "compile_into", failing_compile)
+    monkeypatch.setattr(pyboost_path.BuildFolder, "compile", failing_compile)
+    folder = pyboost_path.BuildFolder(tmp_path, "module")
     with pytest.raises(RuntimeError, match="cannot find with"):
-        pyboost_path.rebuild(pyboost_path.SOURCE, pyboost_path.INCLUDE_DIR, tmp_path, "module", lambda text: None)
+        folder.rebuild(lambda text: None)
     assert not list(tmp_path.glob("*.o")), "the objects of a failed build would be linked again by the next one"
+    assert folder.failure() == "ld: cannot find with: No such file or directory"
 
 
 def read_only_prefix(root):
@@ -599,11 +616,11 @@ def read_only_prefix(root):
 def test_a_read_only_cache_holding_a_verified_build_is_used(tmp_path):
     """A cache this process may not write to (shared, or shipped in an image) disabled pyboost: loading took the
     build folder's lock for writing first."""
-    folder = copy_of_the_built_module(tmp_path)
+    root = copy_of_the_built_module(tmp_path).path.parent
     try:
-        pyboost_loss_in_a_process(folder.parent, tmp_path, read_only_prefix(folder.parent))
+        pyboost_loss_in_a_process(root, tmp_path, read_only_prefix(root))
     finally:
-        for path in [folder.parent, *folder.parent.rglob("*")]:
+        for path in [root, *root.rglob("*")]:
             path.chmod(path.stat().st_mode | 0o200)
 
 
@@ -629,7 +646,7 @@ def test_builds_unused_for_30_days_are_removed_unless_held(tmp_path):
     not_a_build = build("ms_x-notes", old)
     with open(held / ".lock", "a", encoding="utf-8") as holder:
         fcntl.flock(holder, fcntl.LOCK_EX)
-        pyboost_path.remove_stale_builds(tmp_path, "ms_x", kept, now=now)
+        pyboost_path.BuildFolder(kept, "ms_x").remove_stale_builds(now=now)
     assert not stale.exists()
     assert all(folder.exists() for folder in (recent, kept, held, other_module, not_a_build))
 
@@ -640,11 +657,14 @@ def test_the_build_key_follows_the_source(tmp_path):
     (include / "api.h").write_text("int f();\n")
     source = tmp_path / "entries.cpp"
     source.write_text("int f() { return 1; }\n")
-    first = pyboost_path.build_key(source, include)
+    def folder_name():
+        return pyboost_path.BuildFolder.in_cache({}, "module", source, include).path.name
+
+    first = folder_name()
     source.write_text("int f() { return 2; }\n")
-    second = pyboost_path.build_key(source, include)
+    second = folder_name()
     (include / "api.h").write_text("int f(int);\n")
-    assert len({first, second, pyboost_path.build_key(source, include)}) == 3
+    assert len({first, second, folder_name()}) == 3
 
 
 def test_launch_blocking_chooses_pyboost_and_matches_the_reference():
@@ -675,7 +695,7 @@ def output_with_auto(script, tmp_path):
     """The output of `script` run with MS_BCEWL_PYNATIVE_PATH unset, in a process of its own, its cache holding a copy
     of this machine's built module."""
     environment = {key: value for key, value in os.environ.items() if key != pyboost_path.PATH_VARIABLE}
-    environment["MS_BCEWL_CACHE_DIR"] = str(copy_of_the_built_module(tmp_path).parent)
+    environment["MS_BCEWL_CACHE_DIR"] = str(copy_of_the_built_module(tmp_path).path.parent)
     done = subprocess.run([*R.PYTHON, "-c", script], capture_output=True, text=True, timeout=600, env=environment,
                           cwd=tmp_path, check=False)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -218,59 +218,99 @@ constexpr const char *kNotDifferentiableTwice =
     "MS_BCEWL_PYNATIVE_PATH=aot";
 
 constexpr const char *kReduction = "reduction";
+constexpr const char *kVariant = "variant";
 constexpr const char *kGradientsOfOne = "gradients for a gradOutput of 1";
 
-// The autograd Function of one variant, whose optional tensors follow target in Forward's arguments.
-template <Variant kVariant>
-struct BceWithLogitsFunction : public Function<BceWithLogitsFunction<kVariant>> {
+// A 0-d 1 of `type`, which the Function takes for an absent weight or pos_weight: Function::Apply dereferences every
+// tensor argument. One per dtype for the process (never freed: MindSpore may still hold it at exit); autograd takes
+// it for a constant and leaves it as it is, and no kernel reads it (KernelInputs drops it).
+TensorPtr UnitOf(TypeId type) {
+  switch (type) {
+#define MS_BCEWL_UNIT_CASE(ms_name, type_id, ...)                                                  \
+  case TypeId::type_id: {                                                                          \
+    static const TensorPtr *const unit = new TensorPtr(ms::tensor(1.0, TypeId::type_id).tensor()); \
+    return *unit;                                                                                  \
+  }
+    MS_BCEWL_FOR_EACH_DTYPE(MS_BCEWL_UNIT_CASE, )
+#undef MS_BCEWL_UNIT_CASE
+    default:
+      return ms::tensor(1.0, TypeId::kNumberTypeFloat32).tensor();  // the library refuses self's dtype anyway
+  }
+}
+
+// The tensors the kernels take for a call of `variant` on self, target, weight and pos_weight: the variant's own.
+template <typename T>
+std::vector<T> KernelInputs(Variant variant, const T &self, const T &target, const T &weight, const T &pos_weight) {
+  std::vector<T> inputs{self, target};
+  inputs.reserve(4);
+  if (ms_bcewl::HasWeight(variant)) inputs.push_back(weight);
+  if (ms_bcewl::HasPosWeight(variant)) inputs.push_back(pos_weight);
+  return inputs;
+}
+
+// One gradient per argument of Forward: none for the reduction and the variant, then self's and target's, and
+// weight's and pos_weight's where the caller passed them (`gradients` holds the variant's, in that order).
+TensorPtrList GradientsPerArgument(Variant variant, TensorPtrList gradients) {
+  TensorPtrList grads{nullptr, nullptr, gradients[0], gradients[1], nullptr, nullptr};
+  size_t next = 2;
+  if (ms_bcewl::HasWeight(variant)) grads[4] = gradients[next++];
+  if (ms_bcewl::HasPosWeight(variant)) grads[5] = gradients[next++];
+  return grads;
+}
+
+// The autograd Function of the loss. Every call passes four tensors, a unit for an absent weight or pos_weight, and
+// the variant says which the caller passed: only those reach the kernels and get a gradient, whatever their value.
+struct BceWithLogitsFunction : public Function<BceWithLogitsFunction> {
   // With a reduced loss whose self autograd tracks (a training step), the gradients for a gradOutput of 1 come
   // with the loss, from the same pass: a value_and_grad or grad of the loss (or of a sum of losses) asks for
   // exactly those, and Backward then hands them over without another pass. Blocking launches only, since Backward
   // reads the gradOutput's value on the host.
-  template <typename... Weights>
-  static TensorPtr Forward(AutogradContext *ctx, int64_t reduction, const TensorPtr &self, const TensorPtr &target,
-                           const Weights &...weights) {
-    const TensorPtrList inputs{self, target, weights...};
+  static TensorPtr Forward(AutogradContext *ctx, int64_t reduction, Variant variant, const TensorPtr &self,
+                           const TensorPtr &target, const TensorPtr &weight, const TensorPtr &pos_weight) {
+    const TensorPtrList inputs = KernelInputs(variant, self, target, weight, pos_weight);
     ctx->SaveForBackward(inputs);
     ctx->saved_data[kReduction] = mindspore::MakeValue(reduction);
+    ctx->saved_data[kVariant] = mindspore::MakeValue(static_cast<int64_t>(variant));
     if (reduction == ms_bcewl::kReductionNone || !ctx->NeedGrad(self) ||
         !mindspore::runtime::RuntimeConf::GetInstance()->launch_blocking()) {
-      return RunLoss(kVariant, AsMsTensors(inputs), reduction).tensor();
+      return RunLoss(variant, AsMsTensors(inputs), reduction).tensor();
     }
-    const Tensors outputs = RunLossAndAllGradients(kVariant, AsMsTensors(inputs), reduction);
+    const Tensors outputs = RunLossAndAllGradients(variant, AsMsTensors(inputs), reduction);
     mindspore::ValuePtrList gradients;
     for (size_t k = 1; k < outputs.size(); ++k) gradients.push_back(outputs[k].tensor());
     ctx->saved_data[kGradientsOfOne] = std::make_shared<mindspore::ValueTuple>(gradients);
     return outputs[0].tensor();
   }
 
-  // Every input's gradient from one call: MindSpore 2.10's value_and_grad marks every input of the differentiated
-  // function as needing one (AutogradContext::NeedsInputGrad is true for all of them, whatever grad_position
-  // asks), and in the one-pass operation grad_target costs little beside grad_self and per-class weight gradients
-  // join the pass. The gradients the forward computed for a gradOutput of 1 are handed over once (a second
-  // backward, or another gradOutput, computes them).
+  // Every passed input's gradient from one call: MindSpore 2.10's value_and_grad marks every input of the
+  // differentiated function as needing one (AutogradContext::NeedsInputGrad is true for all of them, whatever
+  // grad_position asks), and in the one-pass operation grad_target costs little beside grad_self and per-class
+  // weight gradients join the pass. The gradients the forward computed for a gradOutput of 1 are handed over once
+  // (a second backward, or another gradOutput, computes them).
   static TensorPtrList Backward(AutogradContext *ctx, TensorPtrList grad_outputs) {
     if (BackwardIsRecorded()) ThrowError(kNotDifferentiableTwice);
-    TensorPtrList grads{nullptr};  // one per argument of Forward: the reduction has none
+    const auto variant = static_cast<Variant>(mindspore::GetValue<int64_t>(ctx->saved_data[kVariant]));
     const auto of_one = ctx->saved_data.find(kGradientsOfOne);
     if (of_one != ctx->saved_data.end()) {
       const mindspore::ValuePtr gradients = of_one->second;
       ctx->saved_data.erase(of_one);
       if (IsExactlyOne(grad_outputs[0])) {
+        TensorPtrList handed;
         for (const mindspore::ValuePtr &gradient : gradients->cast<mindspore::ValueTuplePtr>()->value()) {
-          grads.push_back(gradient->cast<TensorPtr>());
+          handed.push_back(gradient->cast<TensorPtr>());
         }
-        return grads;
+        return GradientsPerArgument(variant, std::move(handed));
       }
     }
     const int64_t reduction = mindspore::GetValue<int64_t>(ctx->saved_data[kReduction]);
     const TensorPtrList saved = ctx->GetSavedTensors();
     TensorPtrList inputs{grad_outputs[0]};
     inputs.insert(inputs.end(), saved.begin(), saved.end());
-    for (const ms::Tensor &grad : RunAllGradients(kVariant, AsMsTensors(inputs), reduction)) {
-      grads.push_back(grad.tensor());
+    TensorPtrList computed;
+    for (const ms::Tensor &grad : RunAllGradients(variant, AsMsTensors(inputs), reduction)) {
+      computed.push_back(grad.tensor());
     }
-    return grads;
+    return GradientsPerArgument(variant, std::move(computed));
   }
 };
 
@@ -294,24 +334,14 @@ ms::Tensor BceWithLogits(const ms::Tensor &self, const ms::Tensor &target, const
   const Variant variant = ms_bcewl::VariantWith(weight_ptr != nullptr, pos_weight_ptr != nullptr);
   if (!AnyNeedsGrad({self_ptr, target_ptr, weight_ptr, pos_weight_ptr})) {
     // nothing to differentiate: the loss alone, without a Function's bookkeeping
-    Tensors inputs{self, target};
-    inputs.reserve(4);
-    if (weight_ptr != nullptr) inputs.push_back(*weight);
-    if (pos_weight_ptr != nullptr) inputs.push_back(*pos_weight);
-    return RunLoss(variant, inputs, reduction);
+    return RunLoss(
+        variant, KernelInputs(variant, self, target, weight.value_or(ms::Tensor()), pos_weight.value_or(ms::Tensor())),
+        reduction);
   }
-  switch (variant) {
-    case Variant::kWp:
-      return ms::Tensor(
-          BceWithLogitsFunction<Variant::kWp>::Apply(reduction, self_ptr, target_ptr, weight_ptr, pos_weight_ptr));
-    case Variant::kW:
-      return ms::Tensor(BceWithLogitsFunction<Variant::kW>::Apply(reduction, self_ptr, target_ptr, weight_ptr));
-    case Variant::kP:
-      return ms::Tensor(BceWithLogitsFunction<Variant::kP>::Apply(reduction, self_ptr, target_ptr, pos_weight_ptr));
-    case Variant::kPlain:
-      break;
-  }
-  return ms::Tensor(BceWithLogitsFunction<Variant::kPlain>::Apply(reduction, self_ptr, target_ptr));
+  const TensorPtr unit = variant == Variant::kWp ? nullptr : UnitOf(self.data_type());
+  return ms::Tensor(BceWithLogitsFunction::Apply(reduction, variant, self_ptr, target_ptr,
+                                                 weight_ptr != nullptr ? weight_ptr : unit,
+                                                 pos_weight_ptr != nullptr ? pos_weight_ptr : unit));
 }
 
 // Whether this call is recorded for a gradient that a higher-order gradient differentiates again (the forward of a
