@@ -121,8 +121,8 @@ def mindspore_workers(args, scratch, common):
         workers.append(WorkerProcess(f"mindspore-{token}", {**spec, "paths": paths}, path_providers(paths), mode,
                                      runtime, scratch, path_labels(paths, runtime)))
         if args.baseline:
-            workers.append(WorkerProcess(f"baseline-{token}", {**spec, "package_root": str(args.baseline.resolve())},
-                                         BASELINE_PROVIDERS, mode, runtime, scratch,
+            baseline = {**spec, "package_root": str(args.baseline.resolve()), "noop_library": None}
+            workers.append(WorkerProcess(f"baseline-{token}", baseline, BASELINE_PROVIDERS, mode, runtime, scratch,
                                          {"ms_bcewl": ("baseline", runtime)}))
     return workers
 

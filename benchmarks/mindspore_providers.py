@@ -12,7 +12,7 @@ from mindspore import Tensor, ops
 
 import ms_bcewl
 from ms_bcewl._library import library_path
-from ms_bcewl._pyboost import PYBOOST, BuildFolder
+from ms_bcewl._pyboost import PYBOOST
 
 from machine import PATH_PREFIX
 
@@ -29,6 +29,13 @@ def bce_loss(loss_fn, has_weight, has_pos_weight, reduction):
         pos_weight = weights[-1] if has_pos_weight else None
         return loss_fn(x, y, weight, pos_weight, reduction)
     return loss
+
+
+def pyboost_noop():
+    """The do-nothing pyboost operator, built like ms_bcewl's module (this tree's builder: imported here, since a
+    baseline tree's ms_bcewl may have another)."""
+    from ms_bcewl._pyboost import BuildFolder  # pylint: disable=import-outside-toplevel
+    return BuildFolder.in_cache(name="ms_bcewl_bench_noop", source=NOOP_PYBOOST).load().noop
 
 
 def on_path(path, loss_fn):
@@ -53,10 +60,11 @@ class MindSporeGroup:
         if runtime == "blocking":
             PYBOOST.wait()
         self._pynative_path = "pyboost" if PYBOOST.loss() is not None else "ops.Custom primitives"
-        self._noop = ops.Custom(f"{noop_library}:Noop", out_shape=lambda *shapes: shapes[0],
-                                out_dtype=lambda *dtypes: dtypes[0], func_type="aot")
-        self._pyboost_noop = (BuildFolder.in_cache(name="ms_bcewl_bench_noop", source=NOOP_PYBOOST).load().noop
-                              if mode == "pynative" else None)
+        self._noop = self._pyboost_noop = None  # no floor without a no-op library: a baseline tree's worker
+        if noop_library:
+            self._noop = ops.Custom(f"{noop_library}:Noop", out_shape=lambda *shapes: shapes[0],
+                                    out_dtype=lambda *dtypes: dtypes[0], func_type="aot")
+            self._pyboost_noop = pyboost_noop() if mode == "pynative" else None
 
     def info(self):
         """Versions; the library's build time too, since a rebuilt kernel keeps the package version; the path

@@ -135,12 +135,15 @@ BASELINE_GUIDE = """ms_bcewl of this tree and of the baseline tree (`--baseline`
 own, their samples interleaved; the ratio is this tree's time ÷ the baseline's (below 1: this tree is faster)."""
 
 
-def _baseline_rows(index, modes):
+def _baseline_rows(index, results):
+    """Per workload and mode: this tree's ms_bcewl (on auto's path where --paths pinned others) and the baseline's."""
+    modes = list(dict.fromkeys((r.mode, r.runtime) for r in results if r.provider == "baseline"))
     for workload, row in index.items():
-        for mode_runtime in modes:
-            ours, baseline = median_in(row, "ms_bcewl", mode_runtime), median_in(row, "baseline", mode_runtime)
+        for mode, runtime in modes:
+            ours = median_in(row, "ms_bcewl", (mode, runtime)) or median_in(row, "ms_bcewl", (mode, f"{runtime} auto"))
+            baseline = median_in(row, "baseline", (mode, runtime))
             if baseline is not None:
-                yield (["/".join(mode_runtime), workload.case, workload.size, workload.dtype, workload.reduction,
+                yield ([f"{mode}/{runtime}", workload.case, workload.size, workload.dtype, workload.reduction,
                         workload.pass_, format_seconds(ours), format_seconds(baseline), format_ratio(ours, baseline)])
 
 
@@ -193,7 +196,7 @@ def markdown(results, machine, command):
     if any(result.provider == "baseline" for result in results):
         lines += ["## Against the baseline tree", "", BASELINE_GUIDE, ""]
         lines += _table(["mode/runtime", "case", "N", "dtype", "reduction", "pass", "ms_bcewl", "baseline",
-                         "ms_bcewl ÷ baseline"], _baseline_rows(index, modes))
+                         "ms_bcewl ÷ baseline"], _baseline_rows(index, results))
     for mode_runtime in modes:
         lines += [f"## MindSpore {'/'.join(mode_runtime)}", ""]
         lines += _table(header, _comparison_rows(index, mode_runtime))
