@@ -6,8 +6,7 @@
 #include <vector>
 
 #include "ms_bcewl/operations.h"
-#include "runtime/error_message.h"
-#include "tensor/tensor.h"
+#include "runtime/host_runtime.h"
 
 namespace ms_bcewl {
 namespace {

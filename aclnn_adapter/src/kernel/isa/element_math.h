@@ -23,8 +23,8 @@
 #include <type_traits>
 
 #include "kernel/bcewl_kernel.h"
-#include "kernel/isa_kernels.h"
-#include "kernel/vector_math.h"
+#include "kernel/isa/isa_kernels.h"
+#include "kernel/isa/vector_math.h"
 
 namespace ms_bcewl::kernel {
 namespace {  // internal linkage: each ISA's translation unit has its own copy, compiled for its ISA

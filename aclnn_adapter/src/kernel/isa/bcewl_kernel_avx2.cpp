@@ -2,7 +2,7 @@
 // Compiled with -mavx2 -mfma -mf16c (aclnn_adapter/CMakeLists.txt); the driver calls them only on a CPU that has
 // all three. Everything here has internal linkage but Avx2Kernels(), so no AVX2 code can stand in for a baseline
 // function of the same name elsewhere in the library.
-#include "kernel/isa_kernels.h"
+#include "kernel/isa/isa_kernels.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 
@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "kernel/element_math.h"
+#include "kernel/isa/element_math.h"
 
 namespace ms_bcewl::kernel {
 namespace {

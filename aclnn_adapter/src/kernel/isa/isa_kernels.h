@@ -1,4 +1,4 @@
-// The per-ISA kernels that the host driver (host_driver.h) calls: the per-element math over contiguous
+// The per-ISA kernels that the host driver (driver/plan.h) calls: the per-element math over contiguous
 // float32 arrays, and the float16 / bfloat16 conversions. Each ISA has its own translation unit, compiled with that
 // ISA's -m flags only (aclnn_adapter/CMakeLists.txt), which instantiates element_math.h with its vector policy:
 //   bcewl_kernel_plain.cpp   scalar, std::exp / std::log1p (the reference path; its top comment has the numerics)
@@ -72,7 +72,7 @@ struct BlockSums {
 
   // Opens the block that starts at contribution `start` of its output, its sum to go to *destination.
   void Open(int64_t start, int64_t contributions_per_output, double *destination);
-  // Folds the lanes into *partials++ and opens the next block (defined once, in block_reductions.cpp).
+  // Folds the lanes into *partials++ and opens the next block (defined once, in driver/passes.cpp).
   void Close();
 };
 

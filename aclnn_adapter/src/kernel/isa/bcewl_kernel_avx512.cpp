@@ -1,11 +1,11 @@
 // The AVX-512 kernels (16 lanes, AVX-512F only) over avx512_policy.h. Compiled with -mavx512f where the compiler
 // supports it (aclnn_adapter/CMakeLists.txt); the driver calls them only on a CPU (and OS) with AVX-512F. Everything
 // here has internal linkage but Avx512Kernels().
-#include "kernel/isa_kernels.h"
+#include "kernel/isa/isa_kernels.h"
 
 #if defined(__AVX512F__)
 
-#include "kernel/avx512_policy.h"
+#include "kernel/isa/avx512_policy.h"
 
 namespace ms_bcewl::kernel {
 namespace {

@@ -30,9 +30,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernel/element_math.h"
-#include "kernel/float_formats.h"
-#include "kernel/isa_kernels.h"
+#include "kernel/isa/element_math.h"
+#include "kernel/isa/float_formats.h"
+#include "kernel/isa/isa_kernels.h"
 
 namespace ms_bcewl::kernel {
 namespace {

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernel/element_math.h"
+#include "kernel/isa/element_math.h"
 
 namespace ms_bcewl::kernel {
 namespace {

@@ -2,11 +2,11 @@
 // bcewl_kernel_avx512.cpp, bfloat16 outputs rounded by vcvtneps2bf16 where that is exact. Compiled with -mavx512f
 // -mavx512dq -mavx512bf16 where the compiler supports them (aclnn_adapter/CMakeLists.txt); the driver calls them only
 // on a CPU with all three. Everything here has internal linkage but Avx512BFloat16Kernels().
-#include "kernel/isa_kernels.h"
+#include "kernel/isa/isa_kernels.h"
 
 #if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512BF16__)
 
-#include "kernel/avx512_policy.h"
+#include "kernel/isa/avx512_policy.h"
 
 namespace ms_bcewl::kernel {
 namespace {
