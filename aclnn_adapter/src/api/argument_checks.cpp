@@ -300,8 +300,8 @@ std::vector<OutputRef> Outputs(const OpArguments &arguments) {
   return AllGradientsOutputs(arguments);
 }
 
-aclnnStatus CheckArguments(const OpArguments &arguments, const uint64_t *workspace_size,
-                           aclOpExecutor *const *executor) {
+aclnnStatus CheckArguments(const OpArguments &arguments, const uint64_t *workspace_size, aclOpExecutor *const *executor,
+                           ShapeRules shape_rules) {
   const std::vector<NamedTensor> named = NamedTensors(arguments);
   aclnnStatus status = CheckNotNull(arguments, named, workspace_size, executor);
   if (status == ACLNN_SUCCESS) {
@@ -314,7 +314,7 @@ aclnnStatus CheckArguments(const OpArguments &arguments, const uint64_t *workspa
     status = CheckReduction(arguments);
   }
   if (status == ACLNN_SUCCESS) {
-    status = CheckShape(arguments, named);
+    status = shape_rules == ShapeRules::kCheck ? CheckShape(arguments, named) : CheckOutputShape(arguments);
   }
   return status;
 }

@@ -406,7 +406,8 @@ aclnnStatus Run(Operation operation, void *workspace, uint64_t workspace_size, a
 
 }  // namespace
 
-aclnnStatus PlanOperation(const OpArguments &arguments, uint64_t *workspace_size, aclOpExecutor **executor) {
+aclnnStatus PlanOperation(const OpArguments &arguments, uint64_t *workspace_size, aclOpExecutor **executor,
+                          ShapeRules shape_rules) {
   const char *api = InfoOf(arguments.operation).plan_api;
   return WithInternalErrorsCaught(api, ACLNN_ERR_INNER, ACLNN_ERR_INNER, [&] {
     if (workspace_size != nullptr) {
@@ -415,7 +416,7 @@ aclnnStatus PlanOperation(const OpArguments &arguments, uint64_t *workspace_size
     if (executor != nullptr) {
       *executor = nullptr;
     }
-    const aclnnStatus status = CheckArguments(arguments, workspace_size, executor);
+    const aclnnStatus status = CheckArguments(arguments, workspace_size, executor, shape_rules);
     if (status != ACLNN_SUCCESS) {
       return status;
     }

@@ -194,16 +194,21 @@ std::string PythonSentence(const BrokenShapeRule &broken, const ShapeOperand *op
 }
 
 // Shapes that a graph with dynamic shapes only knows when it runs break the rules here with the sentence Python
-// gives at compile time: the library's rules over the inputs Python names, with no exemption for an empty input.
-// A 0-d unit in place of an absent input breaks none.
+// gives at compile time: the library's rules over the inputs Python names and grad_output, with no exemption for an
+// empty input. A 0-d unit in place of an absent input breaks none. Phase 1 then skips the rules (PlanShapesChecked).
 void CheckShapesAsPython(const Signature &signature, const AotCall &call) {
-  const char *const names[] = {"input", "target", "weight", "pos_weight"};
+  const char *const names[] = {"input", "target", "weight", "pos_weight", "grad_output"};
   ShapeOperand operands[std::size(names)];
-  for (size_t k = 0; k < std::size(names); ++k) {
-    const int index = signature.self_index() + static_cast<int>(k);
-    operands[k] = {call.shapes[index], static_cast<size_t>(call.ndims[index]), k >= 2};
+  size_t count = 0;
+  for (; count < 4; ++count) {
+    const int index = signature.self_index() + static_cast<int>(count);
+    operands[count] = {call.shapes[index], static_cast<size_t>(call.ndims[index]), count >= 2};
   }
-  const auto broken = ms_bcewl::FirstBrokenShapeRule({operands, std::size(names), 0, 1, false});
+  if (signature.grad_output_index() >= 0) {
+    const int index = signature.grad_output_index();
+    operands[count++] = {call.shapes[index], static_cast<size_t>(call.ndims[index]), true};
+  }
+  const auto broken = ms_bcewl::FirstBrokenShapeRule({operands, count, 0, 1, false});
   if (broken) {
     throw std::runtime_error("For 'binary_cross_entropy_with_logits', " + PythonSentence(*broken, operands, names));
   }
@@ -229,6 +234,12 @@ void DropUnaskedWeightGradients(const Signature &signature, const AotCall &call,
   }
 }
 
+// Phase 1 once CheckShapesAsPython has checked the shape rules.
+aclnnStatus PlanShapesChecked(const ms_bcewl::OpArguments *arguments, uint64_t *workspace_size,
+                              aclOpExecutor **executor) {
+  return ms_bcewl::PlanOperation(*arguments, workspace_size, executor, ms_bcewl::ShapeRules::kCheckedByCaller);
+}
+
 void Launch(Operation operation, int64_t reduction, const AotCall &call) {
   const Signature signature = SignatureOf(operation);
   CheckCall(signature, call);
@@ -241,7 +252,7 @@ void Launch(Operation operation, int64_t reduction, const AotCall &call) {
   }
   ms_bcewl::OpArguments arguments = ms_bcewl::entry::ArgumentsOf(signature, reduction, views);
   if (operation == Operation::kGradAll) DropUnaskedWeightGradients(signature, call, &arguments);
-  ms_bcewl::entry::Run(arguments);
+  ms_bcewl::entry::Run(arguments, PlanShapesChecked);
 }
 
 // The shape of argument `index`, Python's `name`; a rank above kMaxRank is refused in Python's words.
