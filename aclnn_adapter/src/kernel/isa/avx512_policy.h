@@ -1,4 +1,4 @@
-// The AVX-512 vector policy for element_math.h and vector_math.h (16 lanes, AVX-512F), shared by the two AVX-512
+// The AVX-512 vector policy for element_math.h (16 lanes, AVX-512F), shared by the two AVX-512
 // translation units: bcewl_kernel_avx512.cpp (AVX-512F only) and bcewl_kernel_avx512_bf16.cpp (with AVX512_BF16,
 // kNativeBFloat16: bfloat16 rounded by vcvtneps2bf16). Include it only from a file compiled with -mavx512f; its
 // definitions have internal linkage, so each file keeps the code compiled for its own flags.

@@ -6,6 +6,7 @@
 #if defined(__AVX512F__)
 
 #include "kernel/isa/avx512_policy.h"
+#include "kernel/isa/kernel_table.h"
 
 namespace ms_bcewl::kernel {
 namespace {

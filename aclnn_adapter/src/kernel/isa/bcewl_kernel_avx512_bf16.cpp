@@ -7,6 +7,7 @@
 #if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512BF16__)
 
 #include "kernel/isa/avx512_policy.h"
+#include "kernel/isa/kernel_table.h"
 
 namespace ms_bcewl::kernel {
 namespace {

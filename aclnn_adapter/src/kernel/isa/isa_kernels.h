@@ -9,7 +9,7 @@
 // The driver picks one at run time from what the CPU supports, so the library runs on any x86-64 or aarch64 (and
 // elsewhere, where only the scalar one is compiled in).
 //
-// The SIMD kernels use their own exp and log1p (vector_math.h), within the bounds below of float64 (measured over
+// The SIMD kernels use their own exp and log1p (element_math.h), within the bounds below of float64 (measured over
 // every float of the domain the kernels use: 0.78 and 0.85 ulp; the tests check the bounds on a dense sweep); the
 // scalar kernels use glibc's (0.50 and 1.29 ulp measured the same way), so per element the two paths' exp and log1p
 // differ by at most the sums. Everything else is the same IEEE float32 arithmetic in the same order, without
