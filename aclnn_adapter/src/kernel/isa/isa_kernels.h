@@ -1,10 +1,9 @@
 // The per-ISA kernels that the host driver (driver/plan.h) calls: the per-element math over contiguous
-// float32 arrays, and the float16 / bfloat16 conversions. Each ISA has its own translation unit, compiled with that
-// ISA's -m flags only (aclnn_adapter/CMakeLists.txt), which instantiates element_math.h with its vector policy:
+// float32 arrays, and the float16 / bfloat16 conversions. Each ISA has its own compile, with that ISA's -m flags only
+// (aclnn_adapter/CMakeLists.txt), of a file that instantiates element_math.h with its vector policy:
 //   bcewl_kernel_plain.cpp   scalar, std::exp / std::log1p (the reference path; its top comment has the numerics)
 //   bcewl_kernel_avx2.cpp    AVX2 + FMA + F16C, 8 lanes
-//   bcewl_kernel_avx512.cpp  AVX-512F, 16 lanes
-//   bcewl_kernel_avx512_bf16.cpp  the same with AVX512_BF16's bfloat16 rounding (avx512_policy.h)
+//   bcewl_kernel_avx512.cpp  AVX-512F, 16 lanes; compiled again with AVX512_BF16's bfloat16 rounding
 //   bcewl_kernel_neon.cpp    aarch64 Advanced SIMD, 4 lanes
 // The driver picks one at run time from what the CPU supports, so the library runs on any x86-64 or aarch64 (and
 // elsewhere, where only the scalar one is compiled in).
