@@ -22,9 +22,9 @@ VALGRIND = ["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite,i
 FUZZ_CASES = 600  # about 10 s under valgrind
 NO_LEAK = re.compile(r"All heap blocks were freed -- no leaks are possible|definitely lost: 0 bytes in 0 blocks")
 NO_ERROR = re.compile(r"ERROR SUMMARY: 0 errors from 0 contexts")
-# The kernels' pool threads are detached and live until exit by design (thread_pool.cpp), so valgrind would count
-# their thread-local blocks as possibly lost: the runs here keep the kernels on the calling thread. LeakSanitizer in
-# the sanitized runs, which knows live threads, covers the pool.
+# The kernels' pool threads are detached and live until exit by design (src/kernel/driver/plan.cpp), so valgrind
+# would count their thread-local blocks as possibly lost: the runs here keep the kernels on the calling thread.
+# LeakSanitizer in the sanitized runs, which knows live threads, covers the pool.
 SERIAL_KERNELS = dict(os.environ, MS_BCEWL_NUM_THREADS="1")
 
 

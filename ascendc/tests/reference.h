@@ -28,7 +28,7 @@ struct Expected {
 };
 
 // loss = w * ((1 - y) * x - (1 + (p - 1) * y) * logsig(x)), logsig(x) = min(x, 0) - log1p(exp(-|x|)); at
-// x = +-inf the limits of the host backend (aclnn_adapter/src/kernel/bcewl_kernel_plain.cpp): 0 where an exactly
+// x = +-inf the limits of the host backend (aclnn_adapter/src/kernel/isa/bcewl_kernel_plain.cpp): 0 where an exactly
 // zero factor (1 - y, p * y or w) meets the infinite term, NaN propagating.
 Expected ReferenceLoss(double x, double y, double w, double p);
 // dx = w * ((p * y + 1 - y) * sigmoid(x) - p * y) * g * scale.

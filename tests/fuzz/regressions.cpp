@@ -82,7 +82,7 @@ bool MemcpyGives(int32_t kind, aclError expected) {
 // Found by review after the aclCreateTensor fix: aclrtMemcpy compared its kind as the enum to range-check it, which
 // is undefined for a code the enum cannot hold (aclrtMemcpyKind holds 0 .. 7: not 8 and beyond, nor negative codes);
 // GCC's UBSan does not instrument such a by-value parameter, so it went unreported. Every code outside [0, 4] is now
-// rejected with ACL_ERROR_INVALID_PARAM before it becomes the enum (runtime/abi_enum.h).
+// rejected with ACL_ERROR_INVALID_PARAM before it becomes the enum (runtime/host_runtime.h).
 TEST_CASE(memcpy_kinds_outside_their_range_are_rejected) {
   for (int32_t kind : {-1, 5, 7, 8, 64, INT32_MIN, INT32_MAX}) {
     EXPECT_MSG(MemcpyGives(kind, ACL_ERROR_INVALID_PARAM), "kind " << kind);

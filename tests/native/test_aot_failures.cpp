@@ -1,7 +1,7 @@
-// A failing AOT entry as MindSpore meets it (src/mindspore/aot_failure.h): a std::runtime_error of the process's
-// libstdc++, which this program has where g++ built it; in a program without one (zig's build, run under qemu in
-// CI), a non-zero return, an empty InferShape and the message as aclGetRecentErrMsg(). Either way the message is
-// the sentence of the Python API's check.
+// A failing AOT entry as MindSpore meets it (RaiseFailure, src/mindspore/graph_entries.cpp): a std::runtime_error of
+// the process's libstdc++, which this program has where g++ built it; in a program without one (zig's build, run under
+// qemu in CI), a non-zero return, an empty InferShape and the message as aclGetRecentErrMsg(). Either way the message
+// is the sentence of the Python API's check.
 #include <dlfcn.h>
 
 #include <cmath>

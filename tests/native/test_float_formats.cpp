@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "host_tensor.h"
-#include "kernel/element_access.h"
-#include "kernel/float_formats.h"
+#include "kernel/driver/plan.h"
+#include "kernel/isa/float_formats.h"
 #include "test_harness.h"
 
 namespace {

@@ -1,7 +1,7 @@
-// Which ISA kernels the library offers here (aclnn_adapter/src/kernel/isa_selection.cpp): exactly those that the
-// build compiled in and that this CPU has, read apart from the library's own detection, and the best of them chosen.
-// The ISA tests (test_kernel_isa.cpp) run every available ISA, so this is what makes them cover every ISA of the
-// machine they run on: under qemu-aarch64, neon.
+// Which ISA kernels the library offers here (ActiveKernels, aclnn_adapter/src/kernel/driver/plan.cpp): exactly those
+// that the build compiled in and that this CPU has, read apart from the library's own detection, and the best of them
+// chosen. The ISA tests (test_kernel_isa.cpp) run every available ISA, so this is what makes them cover every ISA of
+// the machine they run on: under qemu-aarch64, neon.
 #include <cstdlib>
 #include <cstring>
 #include <fstream>

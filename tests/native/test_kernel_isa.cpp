@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "kernel/float_formats.h"
+#include "kernel/isa/float_formats.h"
 #include "kernel/kernel_testing.h"
 #include "op_runner.h"
 #include "test_harness.h"
@@ -719,7 +719,7 @@ RefArray Materialised(const RefArray &array, const Shape &shape) {
 }  // namespace
 
 // A weight or pos_weight broadcast over the outer dims and contiguous over the inner ones is read from a tiled copy
-// of its period, or in place where a chunk does not wrap around a long period (kernel/staging.h): the bits of
+// of its period, or in place where a chunk does not wrap around a long period (kernel/driver/plan.h): the bits of
 // the same values stored at full size, for every op, reduction and ISA, with periods that divide the 512-element
 // chunks, that chunks wrap around at every phase, and past the tiled limit, in float32 and float16. The weight whose
 // gradient an op computes keeps its shape in both calls (its gradient's shape depends on it).

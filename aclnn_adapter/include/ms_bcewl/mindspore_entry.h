@@ -93,12 +93,15 @@ inline OpArguments ArgumentsOf(const Signature &signature, int64_t reduction, co
   return arguments;
 }
 
+// Phase 1 with msBcewlPlanOperation's signature: that function, or the GRAPH entries' own inside the library.
+using PlanFunction = aclnnStatus (*)(const OpArguments *arguments, uint64_t *workspace_size, aclOpExecutor **executor);
+
 // Plans and runs one call on the calling thread, with a workspace reused across its calls (no allocation per call
 // once it has grown); the executor is released whatever happens.
-inline void Run(const OpArguments &arguments) {
+inline void Run(const OpArguments &arguments, PlanFunction plan = msBcewlPlanOperation) {
   uint64_t workspace_size = 0;
   aclOpExecutor *executor = nullptr;
-  ThrowOnError(msBcewlPlanOperation(&arguments, &workspace_size, &executor), "GetWorkspaceSize");
+  ThrowOnError(plan(&arguments, &workspace_size, &executor), "GetWorkspaceSize");
   thread_local std::vector<unsigned char> workspace;
   try {
     if (workspace.size() < workspace_size) workspace.resize(workspace_size);

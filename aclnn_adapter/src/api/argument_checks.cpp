@@ -6,8 +6,7 @@
 #include <vector>
 
 #include "ms_bcewl/operations.h"
-#include "runtime/error_message.h"
-#include "tensor/tensor.h"
+#include "runtime/host_runtime.h"
 
 namespace ms_bcewl {
 namespace {
@@ -301,8 +300,8 @@ std::vector<OutputRef> Outputs(const OpArguments &arguments) {
   return AllGradientsOutputs(arguments);
 }
 
-aclnnStatus CheckArguments(const OpArguments &arguments, const uint64_t *workspace_size,
-                           aclOpExecutor *const *executor) {
+aclnnStatus CheckArguments(const OpArguments &arguments, const uint64_t *workspace_size, aclOpExecutor *const *executor,
+                           ShapeRules shape_rules) {
   const std::vector<NamedTensor> named = NamedTensors(arguments);
   aclnnStatus status = CheckNotNull(arguments, named, workspace_size, executor);
   if (status == ACLNN_SUCCESS) {
@@ -315,7 +314,7 @@ aclnnStatus CheckArguments(const OpArguments &arguments, const uint64_t *workspa
     status = CheckReduction(arguments);
   }
   if (status == ACLNN_SUCCESS) {
-    status = CheckShape(arguments, named);
+    status = shape_rules == ShapeRules::kCheck ? CheckShape(arguments, named) : CheckOutputShape(arguments);
   }
   return status;
 }

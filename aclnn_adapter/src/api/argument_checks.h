@@ -55,9 +55,9 @@ struct OutputRef {
 // whose weight gradients are listed where their inputs are given; kLossAndAllGradients: the loss, then kGradAll's).
 std::vector<OutputRef> Outputs(const OpArguments &arguments);
 
-// Every check of phase 1; workspace_size and executor receive its results.
-aclnnStatus CheckArguments(const OpArguments &arguments, const uint64_t *workspace_size,
-                           aclOpExecutor *const *executor);
+// Every check of phase 1 (the shape rules where shape_rules says so); workspace_size and executor receive its results.
+aclnnStatus CheckArguments(const OpArguments &arguments, const uint64_t *workspace_size, aclOpExecutor *const *executor,
+                           ShapeRules shape_rules);
 
 }  // namespace ms_bcewl
 

@@ -15,12 +15,8 @@
 
 #include "api/argument_checks.h"
 #include "kernel/bcewl_kernel.h"
-#include "kernel/element_access.h"
 #include "ms_bcewl/operations.h"
-#include "runtime/error_message.h"
 #include "runtime/host_runtime.h"
-#include "runtime/live_handles.h"
-#include "tensor/tensor.h"
 
 namespace ms_bcewl {
 namespace {
@@ -102,8 +98,11 @@ kernel::DType KernelDType(aclDataType dtype) {
   }
 }
 
+// Bytes per element of a dtype that phase 1 accepted: float32, or a 16-bit one.
+size_t ElementBytes(aclDataType dtype) { return dtype == ACL_FLOAT ? 4 : 2; }
+
 char *FirstElement(const aclTensor &tensor) {
-  return static_cast<char *>(tensor.data) + tensor.offset * kernel::ElementBytes(KernelDType(tensor.dtype));
+  return static_cast<char *>(tensor.data) + tensor.offset * ElementBytes(tensor.dtype);
 }
 
 // A tensor's shape and strides aligned to `rank` problem dims by numpy rules: leading dims of 1, and stride 0
@@ -407,7 +406,8 @@ aclnnStatus Run(Operation operation, void *workspace, uint64_t workspace_size, a
 
 }  // namespace
 
-aclnnStatus PlanOperation(const OpArguments &arguments, uint64_t *workspace_size, aclOpExecutor **executor) {
+aclnnStatus PlanOperation(const OpArguments &arguments, uint64_t *workspace_size, aclOpExecutor **executor,
+                          ShapeRules shape_rules) {
   const char *api = InfoOf(arguments.operation).plan_api;
   return WithInternalErrorsCaught(api, ACLNN_ERR_INNER, ACLNN_ERR_INNER, [&] {
     if (workspace_size != nullptr) {
@@ -416,7 +416,7 @@ aclnnStatus PlanOperation(const OpArguments &arguments, uint64_t *workspace_size
     if (executor != nullptr) {
       *executor = nullptr;
     }
-    const aclnnStatus status = CheckArguments(arguments, workspace_size, executor);
+    const aclnnStatus status = CheckArguments(arguments, workspace_size, executor, shape_rules);
     if (status != ACLNN_SUCCESS) {
       return status;
     }

@@ -14,8 +14,14 @@
 
 namespace ms_bcewl {
 
+// Who checks the shape rules of argument_checks.h: phase 1 (kCheck), or its caller inside the library, which has
+// checked them already over every input and grad_output, without CANN's exemption for an empty self (the GRAPH
+// entries, which word a refusal as the Python API does), so that the rules run once per call.
+enum class ShapeRules { kCheck, kCheckedByCaller };
+
 // Phase 1: checks every argument in CANN's order (docs/contract.md §10 Errors), then plans the work into an executor.
-aclnnStatus PlanOperation(const OpArguments &arguments, uint64_t *workspace_size, aclOpExecutor **executor);
+aclnnStatus PlanOperation(const OpArguments &arguments, uint64_t *workspace_size, aclOpExecutor **executor,
+                          ShapeRules shape_rules = ShapeRules::kCheck);
 
 // Phase 2: consumes a live executor planned for operation, whatever the outcome, and runs it.
 aclnnStatus RunOperation(Operation operation, void *workspace, uint64_t workspace_size, aclOpExecutor *executor,

@@ -1,5 +1,5 @@
 // The host kernel interface: plain problem descriptors in, results written through strided destinations.
-// The host driver implements it (host_driver.h: one pass per call, SIMD kernels chosen at run time, a thread pool)
+// The host driver implements it (driver/plan.h: one pass per call, SIMD kernels chosen at run time, a thread pool)
 // over the per-ISA kernels of isa_kernels.h; the numerics are those of the top comment of bcewl_kernel_plain.cpp (the
 // scalar kernels), and every implementation keeps the reduction order below.
 //
@@ -71,9 +71,6 @@ struct Reduction {
   bool kept_dims_innermost = false;
   Destination natural_out;  // out with strides over natural's dims
 };
-
-// One contribution per output (a weight of self's shape): nothing to sum, the values are written elementwise.
-inline bool IsElementwise(const Reduction &reduction) { return reduction.per_output == 1; }
 
 // out_shape: the destination's shape aligned to the problem's rank (leading 1s); a dim of 1 is reduced.
 // out: the destination with strides over the problem dims (0 on the reduced ones).

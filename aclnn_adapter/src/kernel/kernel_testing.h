@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "kernel/bcewl_kernel.h"
-#include "kernel/isa_kernels.h"
+#include "kernel/isa/isa_kernels.h"
 
 namespace ms_bcewl::kernel {
 

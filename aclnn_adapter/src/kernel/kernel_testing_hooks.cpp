@@ -1,8 +1,7 @@
 // The test hooks of kernel_testing.h over the driver's ISA choice, thread count and row reductions.
-#include "kernel/isa_selection.h"
+#include "kernel/driver/passes.h"
+#include "kernel/driver/plan.h"
 #include "kernel/kernel_testing.h"
-#include "kernel/row_reductions.h"
-#include "kernel/thread_pool.h"
 
 namespace ms_bcewl::kernel {
 namespace {

@@ -9,14 +9,108 @@
 // nothing per call and keeps InferShape free of attrs. Every entry takes all four inputs: Python passes a 0-d 1
 // for an absent weight or pos_weight, which the kernels read as a unit weight (no work per element).
 
+#include <dlfcn.h>
+
 #include <algorithm>
+#include <cstddef>
+#include <exception>
 
 #include "api/argument_checks.h"
-#include "mindspore/aot_failure.h"
 #include "mindspore/aot_registry.h"
 #include "ms_bcewl/reductions.h"
+#include "runtime/host_runtime.h"
 
 #define MS_BCEWL_AOT_EXPORT extern "C" __attribute__((visibility("default")))
+
+// ---- How an entry reports a failure ----
+
+// How an AOT entry (a kernel or its InferShape) reports a failure to MindSpore, in source and wheel builds alike.
+// MindSpore catches a std::exception from either and raises its what() in Python as the RuntimeError text; it shows a
+// kernel's non-zero return as a bare number, and an InferShape returns no status at all. So the message travels as a
+// std::runtime_error of the C++ runtime MindSpore itself uses, libstdc++: a wheel's library carries its own C++
+// runtime (libc++), whose exceptions libstdc++ code cannot catch, and the process would abort.
+
+namespace ms_bcewl::aot {
+
+// What an entry returns where it could not raise its failure: aclGetRecentErrMsg() holds the message.
+inline constexpr int kEntryFailed = 1;
+
+// Runs body and returns nullptr, or the message of what it threw (this thread's aclGetRecentErrMsg()). Never inlined:
+// the frame that catches is compiled against the library's own C++ runtime, and the host's exception, raised after
+// it returned, must find no such frame to unwind.
+template <typename Body>
+[[gnu::noinline]] const char *FailureOf(const Body &body) noexcept {
+  try {
+    body();
+    return nullptr;
+  } catch (const std::exception &error) {
+    return KeepMessage(error.what());
+  } catch (...) {
+    return KeepMessage("ms_bcewl: an entry failed with an exception that is no std::exception");
+  }
+}
+
+// 0 for no failure; else throws the message as a std::runtime_error through the libstdc++ the process has loaded
+// (MindSpore's), or returns kEntryFailed where none is loaded. noexcept to the compiler, so that a caller keeps no
+// cleanup for the exception to run: a frame with a personality routine must not lie on its way, since the wheels'
+// one (libc++abi's) cannot read the unwind context of libstdc++'s unwinder (libgcc's).
+int RaiseFailure(const char *failure) noexcept;
+
+}  // namespace ms_bcewl::aot
+
+namespace ms_bcewl::aot {
+namespace {
+
+// What `throw std::runtime_error(message)` compiles to against libstdc++, under the Itanium C++ ABI's names. Typed
+// noexcept, although the throw is not: see RaiseFailure.
+struct HostRuntime {
+  void *(*allocate_exception)(size_t) noexcept;              // __cxa_allocate_exception
+  void (*construct)(void *, const char *) noexcept;          // std::runtime_error::runtime_error(const char *)
+  void (*destroy)(void *);                                   // std::runtime_error::~runtime_error()
+  void *type_info;                                           // typeid(std::runtime_error)
+  void (*raise)(void *, void *, void (*)(void *)) noexcept;  // __cxa_throw
+};
+
+// libstdc++'s std::runtime_error holds a vtable pointer and a string pointer; its exception is allocated generously.
+constexpr size_t kRuntimeErrorBytes = 8 * sizeof(void *);
+
+template <typename Pointer>
+Pointer Symbol(void *library, const char *name) noexcept {
+  return reinterpret_cast<Pointer>(dlsym(library, name));
+}
+
+// libstdc++'s parts, where the process has loaded it (RTLD_NOLOAD: never a copy of the library's own).
+bool FindHostRuntime(HostRuntime *host) noexcept {
+  void *library = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD);
+  if (library == nullptr) return false;
+  *host = {Symbol<decltype(host->allocate_exception)>(library, "__cxa_allocate_exception"),
+           Symbol<decltype(host->construct)>(library, "_ZNSt13runtime_errorC1EPKc"),
+           Symbol<decltype(host->destroy)>(library, "_ZNSt13runtime_errorD1Ev"),
+           Symbol<void *>(library, "_ZTISt13runtime_error"), Symbol<decltype(host->raise)>(library, "__cxa_throw")};
+  dlclose(library);  // the reference of whoever loaded it keeps it loaded
+  return host->allocate_exception != nullptr && host->construct != nullptr && host->destroy != nullptr &&
+         host->type_info != nullptr && host->raise != nullptr;
+}
+
+// Never returns, and so declared (and not inlined): a sanitizer then forgets the frames the exception unwinds, as
+// its own __cxa_throw would have it do.
+[[noreturn]] [[gnu::noinline]] void Throw(const HostRuntime &host, const char *message) noexcept {
+  void *error = host.allocate_exception(kRuntimeErrorBytes);
+  host.construct(error, message);
+  host.raise(error, host.type_info, host.destroy);
+  __builtin_unreachable();
+}
+
+}  // namespace
+
+int RaiseFailure(const char *failure) noexcept {
+  HostRuntime host;
+  if (failure == nullptr) return 0;
+  if (!FindHostRuntime(&host)) return kEntryFailed;
+  Throw(host, failure);
+}
+
+}  // namespace ms_bcewl::aot
 
 namespace {
 
@@ -100,16 +194,21 @@ std::string PythonSentence(const BrokenShapeRule &broken, const ShapeOperand *op
 }
 
 // Shapes that a graph with dynamic shapes only knows when it runs break the rules here with the sentence Python
-// gives at compile time: the library's rules over the inputs Python names, with no exemption for an empty input.
-// A 0-d unit in place of an absent input breaks none.
+// gives at compile time: the library's rules over the inputs Python names and grad_output, with no exemption for an
+// empty input. A 0-d unit in place of an absent input breaks none. Phase 1 then skips the rules (PlanShapesChecked).
 void CheckShapesAsPython(const Signature &signature, const AotCall &call) {
-  const char *const names[] = {"input", "target", "weight", "pos_weight"};
+  const char *const names[] = {"input", "target", "weight", "pos_weight", "grad_output"};
   ShapeOperand operands[std::size(names)];
-  for (size_t k = 0; k < std::size(names); ++k) {
-    const int index = signature.self_index() + static_cast<int>(k);
-    operands[k] = {call.shapes[index], static_cast<size_t>(call.ndims[index]), k >= 2};
+  size_t count = 0;
+  for (; count < 4; ++count) {
+    const int index = signature.self_index() + static_cast<int>(count);
+    operands[count] = {call.shapes[index], static_cast<size_t>(call.ndims[index]), count >= 2};
   }
-  const auto broken = ms_bcewl::FirstBrokenShapeRule({operands, std::size(names), 0, 1, false});
+  if (signature.grad_output_index() >= 0) {
+    const int index = signature.grad_output_index();
+    operands[count++] = {call.shapes[index], static_cast<size_t>(call.ndims[index]), true};
+  }
+  const auto broken = ms_bcewl::FirstBrokenShapeRule({operands, count, 0, 1, false});
   if (broken) {
     throw std::runtime_error("For 'binary_cross_entropy_with_logits', " + PythonSentence(*broken, operands, names));
   }
@@ -135,6 +234,12 @@ void DropUnaskedWeightGradients(const Signature &signature, const AotCall &call,
   }
 }
 
+// Phase 1 once CheckShapesAsPython has checked the shape rules.
+aclnnStatus PlanShapesChecked(const ms_bcewl::OpArguments *arguments, uint64_t *workspace_size,
+                              aclOpExecutor **executor) {
+  return ms_bcewl::PlanOperation(*arguments, workspace_size, executor, ms_bcewl::ShapeRules::kCheckedByCaller);
+}
+
 void Launch(Operation operation, int64_t reduction, const AotCall &call) {
   const Signature signature = SignatureOf(operation);
   CheckCall(signature, call);
@@ -147,7 +252,7 @@ void Launch(Operation operation, int64_t reduction, const AotCall &call) {
   }
   ms_bcewl::OpArguments arguments = ms_bcewl::entry::ArgumentsOf(signature, reduction, views);
   if (operation == Operation::kGradAll) DropUnaskedWeightGradients(signature, call, &arguments);
-  ms_bcewl::entry::Run(arguments);
+  ms_bcewl::entry::Run(arguments, PlanShapesChecked);
 }
 
 // The shape of argument `index`, Python's `name`; a rank above kMaxRank is refused in Python's words.
@@ -189,7 +294,7 @@ std::vector<int64_t> InferShape(Operation operation, int64_t reduction, int *ndi
 
 // ---- The entries: one per row of the registry and reduction ----
 
-// A failure reaches MindSpore as aot_failure.h says; the entries keep no object to destroy when it is raised.
+// A failure reaches MindSpore as RaiseFailure says; the entries keep no object to destroy when it is raised.
 #define MS_BCEWL_AOT_ENTRY(reduction, constant, code, operation)                                                      \
   MS_BCEWL_AOT_EXPORT int ms_bcewl_##operation##_##reduction(int nparam, void **params, int *ndims, int64_t **shapes, \
                                                              const char **dtypes, void *, void *) {                   \

@@ -1,15 +1,14 @@
-// The per-ISA kernels that the host driver (host_driver.h) calls: the per-element math over contiguous
-// float32 arrays, and the float16 / bfloat16 conversions. Each ISA has its own translation unit, compiled with that
-// ISA's -m flags only (aclnn_adapter/CMakeLists.txt), which instantiates element_math.h with its vector policy:
+// The per-ISA kernels that the host driver (driver/plan.h) calls: the per-element math over contiguous
+// float32 arrays, and the float16 / bfloat16 conversions. Each ISA has its own compile, with that ISA's -m flags only
+// (aclnn_adapter/CMakeLists.txt), of a file that instantiates element_math.h with its vector policy:
 //   bcewl_kernel_plain.cpp   scalar, std::exp / std::log1p (the reference path; its top comment has the numerics)
 //   bcewl_kernel_avx2.cpp    AVX2 + FMA + F16C, 8 lanes
-//   bcewl_kernel_avx512.cpp  AVX-512F, 16 lanes
-//   bcewl_kernel_avx512_bf16.cpp  the same with AVX512_BF16's bfloat16 rounding (avx512_policy.h)
+//   bcewl_kernel_avx512.cpp  AVX-512F, 16 lanes; compiled again with AVX512_BF16's bfloat16 rounding
 //   bcewl_kernel_neon.cpp    aarch64 Advanced SIMD, 4 lanes
 // The driver picks one at run time from what the CPU supports, so the library runs on any x86-64 or aarch64 (and
 // elsewhere, where only the scalar one is compiled in).
 //
-// The SIMD kernels use their own exp and log1p (vector_math.h), within the bounds below of float64 (measured over
+// The SIMD kernels use their own exp and log1p (element_math.h), within the bounds below of float64 (measured over
 // every float of the domain the kernels use: 0.78 and 0.85 ulp; the tests check the bounds on a dense sweep); the
 // scalar kernels use glibc's (0.50 and 1.29 ulp measured the same way), so per element the two paths' exp and log1p
 // differ by at most the sums. Everything else is the same IEEE float32 arithmetic in the same order, without
@@ -72,7 +71,7 @@ struct BlockSums {
 
   // Opens the block that starts at contribution `start` of its output, its sum to go to *destination.
   void Open(int64_t start, int64_t contributions_per_output, double *destination);
-  // Folds the lanes into *partials++ and opens the next block (defined once, in block_reductions.cpp).
+  // Folds the lanes into *partials++ and opens the next block (defined once, in driver/passes.cpp).
   void Close();
 };
 

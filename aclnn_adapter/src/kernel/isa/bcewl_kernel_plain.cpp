@@ -1,6 +1,6 @@
 // The scalar kernels: the reference path of the host kernel (std::exp, std::log1p), used where the CPU has no
 // supported SIMD extension or when MS_BCEWL_ISA=scalar; the SIMD kernels follow the same formulas in the same
-// order (element_math.h) and differ only in exp and log1p (vector_math.h).
+// order (element_math.h) and differ only in exp and log1p (element_math.h).
 //
 // Numerics: every input is widened to float32 and each element is computed in float32:
 //   logsig(x) = min(x, 0) - log1p(exp(-|x|))            sigmoid(x) from exp(-|x|) (no overflow for any x)
@@ -30,9 +30,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernel/element_math.h"
-#include "kernel/float_formats.h"
-#include "kernel/isa_kernels.h"
+#include "kernel/isa/float_formats.h"
+#include "kernel/isa/isa_kernels.h"
+#include "kernel/isa/kernel_table.h"
 
 namespace ms_bcewl::kernel {
 namespace {

@@ -1,9 +1,20 @@
-// The AVX-512 vector policy for element_math.h and vector_math.h (16 lanes, AVX-512F), shared by the two AVX-512
-// translation units: bcewl_kernel_avx512.cpp (AVX-512F only) and bcewl_kernel_avx512_bf16.cpp (with AVX512_BF16,
-// kNativeBFloat16: bfloat16 rounded by vcvtneps2bf16). Include it only from a file compiled with -mavx512f; its
-// definitions have internal linkage, so each file keeps the code compiled for its own flags.
-#ifndef MS_BCEWL_KERNEL_AVX512_POLICY_H_
-#define MS_BCEWL_KERNEL_AVX512_POLICY_H_
+// The AVX-512 kernels (16 lanes): their vector policy for element_math.h and their table. This file is compiled twice
+// (aclnn_adapter/CMakeLists.txt): with -mavx512f it gives Avx512Kernels(); as the object ms_bcewl_avx512_bf16, with
+// MS_BCEWL_AVX512_BF16_KERNELS and -mavx512f -mavx512dq -mavx512bf16, Avx512BFloat16Kernels(): the same results,
+// bfloat16 outputs rounded by vcvtneps2bf16 where that is exact (kNativeBFloat16). Compiled without its flags (a
+// compiler that lacks them), each gives a null table; the driver calls each only on a CPU (and OS) with its
+// extensions. Everything here has internal linkage but those two functions, so each compile keeps its own code.
+#include "kernel/isa/isa_kernels.h"
+
+#if defined(MS_BCEWL_AVX512_BF16_KERNELS)
+#if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512BF16__)
+#define MS_BCEWL_AVX512_NATIVE_BFLOAT16 true
+#endif
+#elif defined(__AVX512F__)
+#define MS_BCEWL_AVX512_NATIVE_BFLOAT16 false
+#endif
+
+#if defined(MS_BCEWL_AVX512_NATIVE_BFLOAT16)
 
 #if defined(__GNUC__) && !defined(__clang__)
 // GCC 12's avx512fintrin.h makes its "undefined" vectors by self-initialisation, which -Wuninitialized reports
@@ -17,7 +28,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernel/element_math.h"
+#include "kernel/isa/element_math.h"
+#include "kernel/isa/kernel_table.h"
 
 namespace ms_bcewl::kernel {
 namespace {
@@ -91,7 +103,28 @@ struct Avx512Policy {
   }
 };
 
+using Avx512 = Avx512Policy<MS_BCEWL_AVX512_NATIVE_BFLOAT16>;
+constexpr IsaKernels kKernels = MS_BCEWL_AVX512_NATIVE_BFLOAT16
+                                    ? MakeKernels<Avx512>(Isa::kAvx512BFloat16, "avx512bf16")
+                                    : MakeKernels<Avx512>(Isa::kAvx512, "avx512");
+
 }  // namespace
 }  // namespace ms_bcewl::kernel
 
-#endif  // MS_BCEWL_KERNEL_AVX512_POLICY_H_
+#endif
+
+namespace ms_bcewl::kernel {
+
+#if defined(MS_BCEWL_AVX512_BF16_KERNELS)
+const IsaKernels *Avx512BFloat16Kernels() {
+#else
+const IsaKernels *Avx512Kernels() {
+#endif
+#if defined(MS_BCEWL_AVX512_NATIVE_BFLOAT16)
+  return &kKernels;
+#else
+  return nullptr;
+#endif
+}
+
+}  // namespace ms_bcewl::kernel

@@ -8,7 +8,7 @@
 //   std::fmin), Neg, Abs, Equal and GreaterEqual (ordered: false for NaN), And (of masks), Select(m, a, b) (a where
 //   m), Any (a lane of m set), Exp and Log1p, LoadHalf / LoadBFloat16 / StoreHalf / StoreBFloat16 (kWidth values),
 //   AddToLanes(lanes, v) (lanes[i] += double(v[i]) for the kWidth lanes, each rounded once),
-// and the SIMD ones also what vector_math.h uses: Fma(a, b, c) = a*b + c rounded once, Max(a, b) (NaN where b is
+// and the SIMD ones also what exp and log1p below use: Fma(a, b, c) = a*b + c rounded once, Max(a, b) (NaN where b is
 // NaN), Round (to the nearest integer, ties to even), ScaleByPow2(x, n) = x * 2^n rounded once (integral n in
 // [-150, 127], x in [1/2, 2]; NaN where either is NaN).
 //
@@ -23,8 +23,99 @@
 #include <type_traits>
 
 #include "kernel/bcewl_kernel.h"
-#include "kernel/isa_kernels.h"
-#include "kernel/vector_math.h"
+#include "kernel/isa/isa_kernels.h"
+
+// exp and log1p for the SIMD kernels, written once over a vector policy V (listed above).
+// They cover exactly the arguments the kernels pass: exp(t) for t = -|x| <= 0, and log1p(e) for e = exp(-|x|) in
+// [0, 1]. NaN propagates through both.
+//
+// exp(t): t is clamped to >= -104 (exp(-104) < 2^-150 rounds to 0, as does everything below, -inf included), then
+// t = n*ln2 + r with n = round(t / ln2), |r| <= ln2/2 (Cody-Waite: ln2 = kLn2Hi + kLn2Lo; t - n*kLn2Hi is exact in
+// one FMA because kLn2Hi has the precision of a float and |r| < 1/2; the rounding error of r is carried along).
+// exp(r) = (1 + r) + (r^2 q(r) + the rounding errors of r and of 1 + r), q a degree-4 minimax fit (relative error
+// of the polynomial 3.1e-9). exp(r) * 2^n is rounded once, also where it is subnormal (V::ScaleByPow2; on AVX2 by
+// ScaleByPow2InTwoSteps below).
+//
+// log1p(e): 1 + e = 2^k (1 + f) with k = (e >= 1/2), f = e for k = 0 and f = (e - 1)/2 in [-1/4, 0] for k = 1,
+// both exact (Sterbenz), so 1 + e is never rounded. log(1 + f) = 2 atanh(s) with s = f/(2 + f) in [-1/7, 1/5],
+// evaluated as f - (f^2/2 - s (f^2/2 + R(s^2))) (the fdlibm arrangement: rounding errors of s only reach the small
+// correction; the rounding error of f^2/2 is carried along), R(z) = z (c1 + c2 z + c3 z^2 + c4 z^3) a minimax fit of
+// 2 atanh(s)/s - 2 on z in [0, 1/25] (absolute error 4.6e-11); then k*ln2 is added in two parts.
+//
+// Errors against float64 (std::exp, std::log1p in double), measured over every float argument of the two domains
+// (1.12e9 and 1.07e9 of them): exp at most 0.78 ulp (0.69 where the result is normal; the larger errors are in the
+// subnormal range), log1p at most 0.85 ulp. The documented bounds kVectorExpMaxUlps and kVectorLog1pMaxUlps
+// (isa_kernels.h), 1 ulp each, are what tests/native/test_kernel_isa.cpp checks over a dense sweep. For comparison,
+// glibc 2.36's float std::exp and std::log1p, which the scalar kernels use, measure 0.50 and 1.29 ulp the same way.
+
+// The per-vector helpers are forced inline: the loops then keep every vector in
+// registers (a call would pass the five input vectors through memory) and the compiler interleaves exp, log1p and
+// the formula.
+#if defined(__GNUC__)
+#define MS_BCEWL_KERNEL_INLINE inline __attribute__((always_inline))
+#else
+#define MS_BCEWL_KERNEL_INLINE inline
+#endif
+
+namespace ms_bcewl::kernel {
+namespace {  // internal linkage: each ISA's translation unit has its own copy, compiled for its ISA
+
+constexpr float kLn2Hi = 0x1.62e430p-1f;    // float(ln 2)
+constexpr float kLn2Lo = -0x1.05c610p-29f;  // ln 2 - kLn2Hi
+constexpr float kLog2E = 0x1.715476p+0f;
+
+template <class V>
+MS_BCEWL_KERNEL_INLINE typename V::F VectorExp(typename V::F t) {
+  using F = typename V::F;
+  t = V::Max(V::Set(-104.0f), t);  // NaN stays NaN (Max)
+  const F n = V::Round(V::Mul(t, V::Set(kLog2E)));
+  const F r_hi = V::Fma(n, V::Set(-kLn2Hi), t);
+  const F r = V::Fma(n, V::Set(-kLn2Lo), r_hi);
+  const F r_lo = V::Fma(n, V::Set(-kLn2Lo), V::Sub(r_hi, r));  // the rounding error of r (r_hi - r is exact)
+  F q = V::Set(0x1.6a2434p-10f);
+  q = V::Fma(q, r, V::Set(0x1.1239e2p-7f));
+  q = V::Fma(q, r, V::Set(0x1.5558f2p-5f));
+  q = V::Fma(q, r, V::Set(0x1.555492p-3f));
+  q = V::Fma(q, r, V::Set(0x1.fffffcp-2f));
+  const F one = V::Set(1.0f);
+  const F one_plus_r = V::Add(one, r);
+  const F one_plus_r_error = V::Add(V::Sub(one, one_plus_r), r);  // exact (Fast2Sum: |r| < 1)
+  const F exp_r = V::Add(one_plus_r, V::Fma(V::Mul(r, r), q, V::Add(r_lo, one_plus_r_error)));
+  return V::ScaleByPow2(exp_r, n);
+}
+
+// x * 2^n rounded once, for integral n in [-150, 127] and x in [1/2, 2]: as 2^h * 2^(n - h), h = round(n/2), each
+// factor a normal float (V::Pow2), so that only the last product rounds, also where the result is subnormal.
+template <class V>
+MS_BCEWL_KERNEL_INLINE typename V::F ScaleByPow2InTwoSteps(typename V::F x, typename V::F n) {
+  const typename V::F h = V::Round(V::Mul(n, V::Set(0.5f)));
+  return V::Mul(V::Mul(x, V::Pow2(h)), V::Pow2(V::Sub(n, h)));
+}
+
+template <class V>
+MS_BCEWL_KERNEL_INLINE typename V::F VectorLog1p(typename V::F e) {
+  using F = typename V::F;
+  const F half = V::Set(0.5f);
+  const auto upper = V::GreaterEqual(e, half);
+  const F f = V::Select(upper, V::Mul(V::Sub(e, V::Set(1.0f)), half), e);
+  const F s = V::Div(f, V::Add(V::Set(2.0f), f));
+  const F z = V::Mul(s, s);
+  F c = V::Set(0x1.eda3aap-3f);
+  c = V::Fma(c, z, V::Set(0x1.23e8dap-2f));
+  c = V::Fma(c, z, V::Set(0x1.999be0p-2f));
+  c = V::Fma(c, z, V::Set(0x1.555554p-1f));
+  const F r = V::Mul(z, c);
+  const F half_f = V::Mul(half, f);
+  const F half_f2 = V::Mul(half_f, f);
+  const F half_f2_error = V::Fma(half_f, f, V::Neg(half_f2));  // f^2/2 - half_f2, exact
+  const F zero = V::Set(0.0f);
+  const F ln2_lo = V::Select(upper, V::Set(kLn2Lo), zero);
+  const F correction = V::Sub(V::Fma(s, V::Add(half_f2, r), ln2_lo), half_f2_error);
+  return V::Add(V::Select(upper, V::Set(kLn2Hi), zero), V::Sub(f, V::Sub(half_f2, correction)));
+}
+
+}  // namespace
+}  // namespace ms_bcewl::kernel
 
 namespace ms_bcewl::kernel {
 namespace {  // internal linkage: each ISA's translation unit has its own copy, compiled for its ISA
@@ -411,23 +502,6 @@ __attribute__((noinline)) void SumsLoop(int64_t count, const RowInputs &in, floa
   });
 }
 
-// Adds values[i], i = 0 .. count - 1, to their lanes of *sums in order, closing blocks as they fill.
-template <class V>
-void AddToBlockSums(const float *values, int64_t count, BlockSums *sums) {
-  AddInBlockOrder<V>(count, sums, [&](int64_t i, int64_t lanes) { return LoadFloats<V>(values + i, lanes); });
-}
-
-template <class V>
-void AddToSums(const float *values, int64_t count, double *sums) {
-  int64_t i = 0;
-  for (; i + V::kWidth <= count; i += V::kWidth) {
-    V::AddToLanes(sums + i, V::Load(values + i));
-  }
-  for (; i < count; ++i) {
-    sums[i] += static_cast<double>(values[i]);
-  }
-}
-
 // Calls body(std::integral_constant<Enum, v>{}) for the one v of kValues equal to value: a run-time value picks a
 // compile-time instantiation.
 template <typename Enum, Enum... kValues, typename Body>
@@ -514,67 +588,6 @@ void LossSumsWithGradients(int64_t count, const RowInputs &in, float g_scale, Bl
     SumsLoop<V, Quantity::kLoss, decltype(xy)::value, true, decltype(units), decltype(weight)::value,
              decltype(pos_weight)::value>(count, in, g_scale, loss_sums, out);
   });
-}
-
-template <class V, bool kHalf>
-void WidenLoop(const uint16_t *src, int64_t count, float *dst) {
-  int64_t i = 0;
-  for (; i + V::kWidth <= count; i += V::kWidth) {
-    V::Store(dst + i, LoadSixteenBits<V, kHalf>(src + i));
-  }
-  if (i < count) {
-    uint16_t padded[V::kWidth] = {};
-    std::memcpy(padded, src + i, static_cast<size_t>(count - i) * sizeof(uint16_t));
-    StoreFloats<V>(dst + i, count - i, LoadSixteenBits<V, kHalf>(padded));
-  }
-}
-
-template <class V, bool kHalf>
-void NarrowLoop(const float *src, int64_t count, uint16_t *dst) {
-  int64_t i = 0;
-  for (; i + V::kWidth <= count; i += V::kWidth) {
-    StoreSixteenBits<V, kHalf>(dst + i, V::Load(src + i));
-  }
-  if (i < count) {
-    uint16_t narrowed[V::kWidth];
-    StoreSixteenBits<V, kHalf>(narrowed, LoadFloats<V>(src + i, count - i));
-    std::memcpy(dst + i, narrowed, static_cast<size_t>(count - i) * sizeof(uint16_t));
-  }
-}
-
-template <class V>
-void Widen(DType dtype, const uint16_t *src, int64_t count, float *dst) {
-  (dtype == DType::kFloat16 ? &WidenLoop<V, true> : &WidenLoop<V, false>)(src, count, dst);
-}
-
-template <class V>
-void Narrow(DType dtype, const float *src, int64_t count, uint16_t *dst) {
-  (dtype == DType::kFloat16 ? &NarrowLoop<V, true> : &NarrowLoop<V, false>)(src, count, dst);
-}
-
-template <class V, typename V::F (*kFunction)(typename V::F)>
-void MapLoop(const float *in, int64_t count, float *out) {
-  for (int64_t i = 0; i < count; i += V::kWidth) {
-    const int64_t lanes = count - i < V::kWidth ? count - i : V::kWidth;
-    StoreFloats<V>(out + i, lanes, kFunction(LoadFloats<V>(in + i, lanes)));
-  }
-}
-
-template <class V>
-constexpr IsaKernels MakeKernels(Isa isa, const char *name) {
-  return IsaKernels{isa,
-                    name,
-                    V::kWidth,
-                    &Widen<V>,
-                    &Narrow<V>,
-                    &Values<V>,
-                    &Gradients<V>,
-                    &Sums<V>,
-                    &LossSumsWithGradients<V>,
-                    &AddToSums<V>,
-                    &AddToBlockSums<V>,
-                    &MapLoop<V, &V::Exp>,
-                    &MapLoop<V, &V::Log1p>};
 }
 
 }  // namespace

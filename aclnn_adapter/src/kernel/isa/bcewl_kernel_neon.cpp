@@ -1,8 +1,8 @@
-// The aarch64 Advanced SIMD (NEON) kernels (4 lanes): the vector policy for element_math.h and vector_math.h.
+// The aarch64 Advanced SIMD (NEON) kernels (4 lanes): the vector policy for element_math.h.
 // Advanced SIMD is part of the aarch64 baseline, so this file needs no extra flags (aclnn_adapter/CMakeLists.txt);
 // the driver still calls it only where the kernel reports the feature (AT_HWCAP's HWCAP_ASIMD). Everything here has
 // internal linkage but NeonKernels(), like the x86 files.
-#include "kernel/isa_kernels.h"
+#include "kernel/isa/isa_kernels.h"
 
 #if defined(__aarch64__) && defined(__ARM_NEON)
 
@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "kernel/element_math.h"
+#include "kernel/isa/kernel_table.h"
 
 namespace ms_bcewl::kernel {
 namespace {
