@@ -1,11 +1,12 @@
 """The ops.Custom primitives: forward and its gradients side by side, built once per variant and reduction.
 
 Every primitive is created when the package is imported, because graph mode cannot create a primitive while it
-compiles; calls only look one up. Every primitive takes all four inputs, an absent weight or pos_weight as a 0-d 1
-(``unit_like``), and calls the native entry point of its (operation, reduction) from the library's registry
-(aot_entries(); aclnn_adapter/src/mindspore/aot_registry.h). A variant, which optional inputs the caller passed, is
-known only here: it picks the gradients a bprop computes, so that none is computed for an absent input. Output dtypes
-are the dtype of the argument each output belongs to.
+compiles; calls only look one up. A primitive takes input and target alone where the caller passed neither weight
+(MindSpore's PyNative pays per input), else all four inputs, an absent weight or pos_weight as a
+0-d 1 (``unit_like``); the library's entry tells the two by the count of tensors. Every primitive calls the entry
+of its (operation, reduction) from the library's registry (aot_entries(); src/mindspore/aot_registry.h). A
+variant, which optional inputs the caller passed, is known only here: it picks the gradients a bprop computes, so
+that none is computed for an absent input. Output dtypes are the dtype of the argument each output belongs to.
 
 Output shapes come from one of two places, hence two tables with the same keys:
 - GRAPH_FORWARD, keyed (has_weight, has_pos_weight, reduction): the library's C++ InferShape, so that dynamic
@@ -30,7 +31,7 @@ from ms_bcewl._mindspore_internals import capturing_bytecode, exporting
 SUPPORTED_DTYPES = tuple(getattr(mstype, name) for name in DTYPE_NAMES)
 # The gradient of each input, as the library's operations and these primitives' outputs name it.
 GRADIENT_OF = {"input": "grad_self", "target": "grad_target", "weight": "grad_weight", "pos_weight": "grad_pos_weight"}
-# The inputs every primitive takes, in order.
+# The inputs a primitive takes, in order: all four, or the first two where the caller passed neither weight.
 _INPUTS = tuple(GRADIENT_OF)
 # The variants, (has_weight, has_pos_weight): which optional inputs the caller passed.
 VARIANTS = ((False, False), (True, False), (False, True), (True, True))
@@ -42,7 +43,7 @@ _ZEROS = {dtype: Tensor(0, dtype) for dtype in SUPPORTED_DTYPES}
 def _custom(entry, input_names, output_names, output_dtype, output_shape, bprop, variant):
     """An AOT primitive on the host library. output_dtype: a fixed dtype or a function of the input dtypes;
     output_shape: a function of the input shapes, or None for the library's InferShape (one output only)."""
-    reg = CustomRegOp(entry)
+    reg = CustomRegOp(f"{entry}_of_{len(input_names)}")  # MindSpore keeps one registration per name and arity
     for index, name in enumerate(input_names):
         reg = reg.input(index, name)
     for index, name in enumerate(output_names):
@@ -54,6 +55,9 @@ def _custom(entry, input_names, output_names, output_dtype, output_shape, bprop,
     # The variants' primitives call one entry: with 0-d weights their calls look alike to MindSpore's PyNative op
     # cache, which keys on the inputs and attributes, not on output shapes or bprops; the attribute tells them apart.
     primitive.add_prim_attr("variant", "{} {}".format(*variant))
+    # MindSpore keeps the input names of the first primitive made for a 'file:function', and an entry has two arities.
+    for attribute in ("input_names", "pure_input_names"):
+        primitive.add_prim_attr(attribute, list(input_names))
     return primitive
 
 
@@ -107,6 +111,10 @@ def _zero_for(absent):
     return ops.zeros_like(absent) if in_graph() else _ZEROS[absent.dtype]
 
 
+def _inputs_of(variant):
+    return _INPUTS if any(variant) else _INPUTS[:2]
+
+
 def _symbol(operation, reduction):
     return aot_entries()[(operation, reduction)].symbol
 
@@ -120,29 +128,39 @@ def _gradient_shapes(has_weight, has_pos_weight):
 
 
 def _gradient_primitives(has_weight, has_pos_weight, reduction):
-    """Primitives (dx, dy, dw, dp, all); each takes (dout, input, target, weight, pos_weight); ``all`` returns the
-    gradient of every input the caller passed, from one pass over the inputs where it can.
+    """Primitives (dx, dy, dw, dp, all), dw and dp None without weights; each takes dout, then the variant's inputs;
+    ``all`` returns the gradient of every input the caller passed, from one pass over the inputs where it can.
 
     dx, dy, dw and dp infer their shapes with the library's InferShape: graphs need it for dynamic shapes. ``all``
     infers them in Python, so a bprop calls it only where Python runs the bprop (not in_graph()); a graph calls the
     single gradients, which lets it drop those it does not need. Every one of them has a bprop of its own
     (below), so that a gradient of these gradients is real; ``all``'s takes one cotangent per
     output, in one formula with the single ones'."""
-    names = ["dout", *_INPUTS]
+    variant = (has_weight, has_pos_weight)
+    inputs = _inputs_of(variant)
+    names = ["dout", *inputs]
 
     def grad(of):
+        if of not in inputs:
+            return None
         return _custom(_symbol(GRADIENT_OF[of], reduction), names, [GRADIENT_OF[of]], _dtype_of(names.index(of)),
-                       None, gradient_bprop(reduction, has_weight, has_pos_weight, of), (has_weight, has_pos_weight))
+                       None, gradient_bprop(reduction, has_weight, has_pos_weight, of), variant)
 
-    grad_all = _custom(_symbol("grad_all", reduction), names, [GRADIENT_OF[name] for name in _INPUTS],
-                       _dtype_of(1, 2, 3, 4), _gradient_shapes(has_weight, has_pos_weight),
-                       gradient_bprop(reduction, has_weight, has_pos_weight), (has_weight, has_pos_weight))
+    shapes = _gradient_shapes(has_weight, has_pos_weight) if any(variant) else _shape_of(1, 2)
+    grad_all = _custom(_symbol("grad_all", reduction), names, [GRADIENT_OF[name] for name in inputs],
+                       _dtype_of(*range(1, len(names))), shapes, gradient_bprop(reduction, has_weight, has_pos_weight),
+                       variant)
     return grad("input"), grad("target"), grad("weight"), grad("pos_weight"), grad_all
 
 
 def _bprop(has_weight, has_pos_weight, reduction):
     """The forward's bprop: the gradients of the inputs the caller passed, zeros for the units of absent ones."""
     dx, dy, dw, dp, grad_all = _gradient_primitives(has_weight, has_pos_weight, reduction)
+
+    def bprop_of_two(x, y, out, dout):
+        if in_graph():
+            return dx(dout, x, y), dy(dout, x, y)
+        return grad_all(dout, x, y)
 
     def bprop(x, y, w, p, out, dout):
         if in_graph():
@@ -151,7 +169,7 @@ def _bprop(has_weight, has_pos_weight, reduction):
                     dp(dout, x, y, w, p) if has_pos_weight else _zero_for(p))
         d_x, d_y, d_w, d_p = grad_all(dout, x, y, w, p)
         return d_x, d_y, d_w if has_weight else _zero_for(w), d_p if has_pos_weight else _zero_for(p)
-    return bprop
+    return bprop if has_weight or has_pos_weight else bprop_of_two
 
 
 def _host_forward_table(for_graph):
@@ -163,16 +181,17 @@ def _host_forward_table(for_graph):
         symbol = _symbol("forward", reduction)
         bprop = _bprop(has_weight, has_pos_weight, reduction)
         key = (has_weight, has_pos_weight, reduction)
+        inputs = _inputs_of(key[:2])
         if for_graph:
-            table[key] = _custom(symbol, _INPUTS, ["loss"], dtype_of_target, None, bprop, key[:2])
+            table[key] = _custom(symbol, inputs, ["loss"], dtype_of_target, None, bprop, key[:2])
         elif reduction != "none":
             # A 0-d output keeps a dtype function: with a fixed dtype, MindSpore 2.10 fails in a PyNative Cell
             # with dynamic inputs (set_inputs): "The pointer[shape_vector] is null" (CreateGraphOutputKernelTensor).
-            loss = _custom(symbol, _INPUTS, ["loss"], dtype_of_target, _scalar_shape, bprop, key[:2])
+            loss = _custom(symbol, inputs, ["loss"], dtype_of_target, _scalar_shape, bprop, key[:2])
             table.update({key + (dtype,): loss for dtype in SUPPORTED_DTYPES})
         else:
             # A fixed dtype also spares each call the Python dtype function.
-            table.update({key + (dtype,): _custom(symbol, _INPUTS, ["loss"], dtype, _shape_of(0), bprop, key[:2])
+            table.update({key + (dtype,): _custom(symbol, inputs, ["loss"], dtype, _shape_of(0), bprop, key[:2])
                           for dtype in SUPPORTED_DTYPES})
     return table
 
@@ -303,13 +322,17 @@ def gradient_bprop(reduction, has_weight, has_pos_weight, of=None):
     positions = tuple((index if has else None) if of is None else (-1 if name == of else None)
                       for index, (name, has) in enumerate(zip(_INPUTS, present)))
 
+    def bprop_of_two(dout, x, y, out, cotangent):
+        cotangents = (_pick(cotangent, positions[0]), _pick(cotangent, positions[1]), None, None)
+        return second_order(reduction, (dout, x, y, None, None), cotangents)[:3]
+
     def bprop(dout, x, y, w, p, out, cotangent):
         cotangents = (_pick(cotangent, positions[0]), _pick(cotangent, positions[1]),
                       _pick(cotangent, positions[2]), _pick(cotangent, positions[3]))
         d_dout, d_x, d_y, d_w, d_p = second_order(reduction, (dout, x, y, w if has_weight else None,
                                                               p if has_pos_weight else None), cotangents)
         return d_dout, d_x, d_y, _zero_for(w) if d_w is None else d_w, _zero_for(p) if d_p is None else d_p
-    return bprop
+    return bprop if has_weight or has_pos_weight else bprop_of_two
 
 
 # ---- Exports: the loss from standard operators ----
@@ -343,8 +366,16 @@ def _float32_if_passed(optional):
 # ---- Backend choice, made once at import (everything above is the host backend) ----
 # With device_target "Ascend" both tables hold ms_bcewl/_ascend_kernels.py's losses over the CANN op package's
 # kernels instead (one loss for every dtype of a PyNative key); same keys and call signatures.
+def _with_units(loss):
+    """An Ascend loss, which takes all four inputs, called as a two-input primitive is."""
+    def two_inputs(input, target):  # pylint: disable=redefined-builtin
+        return loss(input, target, unit_like(input), unit_like(input))
+    return two_inputs
+
+
 if ascend_kernels.runs_on_ascend():
-    GRAPH_FORWARD = ascend_kernels.forward_table(ascend_kernels.aclnn_kernels())
+    GRAPH_FORWARD = {key: loss if any(key[:2]) else _with_units(loss)
+                     for key, loss in ascend_kernels.forward_table(ascend_kernels.aclnn_kernels()).items()}
     PYNATIVE_FORWARD = {key + (dtype,): loss for key, loss in GRAPH_FORWARD.items() for dtype in SUPPORTED_DTYPES}
 else:
     GRAPH_FORWARD = _host_forward_table(for_graph=True)

@@ -125,7 +125,10 @@ def _pynative_loss(input, target, weight, pos_weight, key):  # pylint: disable=r
 
 
 def _call(primitive, input, target, weight, pos_weight):  # pylint: disable=redefined-builtin
-    """Calls a forward primitive of the call's variant with all four inputs, a 0-d 1 for an absent one."""
+    """Calls a forward primitive of the call's variant: with input and target alone where the caller passed neither
+    weight, else with all four inputs, a 0-d 1 for an absent one."""
+    if not isinstance(weight, Tensor) and not isinstance(pos_weight, Tensor):
+        return primitive(input, target)
     weight = weight if isinstance(weight, Tensor) else unit_like(input)
     pos_weight = pos_weight if isinstance(pos_weight, Tensor) else unit_like(input)
     return primitive(input, target, weight, pos_weight)

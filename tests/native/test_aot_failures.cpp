@@ -84,3 +84,17 @@ TEST_CASE(aot_infer_shape_failure_reaches_its_caller_as_the_python_sentence) {
   ndims[0] = ndims[1] = 8;
   EXPECT_TRUE(ms_bcewl_forward_noneInferShape(ndims, shapes, nullptr) == std::vector<int64_t>(dims, dims + 8));
 }
+
+TEST_CASE(aot_entry_takes_input_and_target_alone_or_all_four_inputs) {
+  ForwardCall call(3);
+  void *params[3] = {call.input.data(), call.target.data(), &call.loss};
+  int ndims[3] = {2, 2, 0};
+  int64_t *shapes[3] = {call.input_dims, call.target_dims, nullptr};
+  const char *dtypes[3] = {"float32", "float32", "float32"};
+  EXPECT_EQ(ms_bcewl_forward_mean(3, params, ndims, shapes, dtypes, nullptr, nullptr), 0);
+  EXPECT_MSG(std::fabs(call.loss - 0.724077f) < 1e-6f, call.loss);  // as with 0-d units for both weights
+  const std::string message = FailureSeenByCaller([&] {
+    return ms_bcewl_forward_mean(4, call.params, call.ndims, call.shapes, call.dtypes, nullptr, nullptr) != 0;
+  });
+  EXPECT_EQ(message, std::string("ms_bcewl: expected 3 or 5 arguments (inputs and outputs), got 4"));
+}

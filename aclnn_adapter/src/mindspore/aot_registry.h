@@ -1,6 +1,6 @@
 // The registry of MindSpore AOT entry points: the operations MindSpore calls, one row each. Each row has one entry
-// per reduction, ms_bcewl_<operation>_<reduction> (docs/architecture.md, "The registry"), which takes all four inputs,
-// a 0-d 1 in place of an absent weight or pos_weight. graph_entries.cpp defines the entries
+// per reduction, ms_bcewl_<operation>_<reduction> (docs/architecture.md, "The registry"), which takes input and target
+// alone or all four inputs, a 0-d 1 in place of an absent weight or pos_weight. graph_entries.cpp defines the entries
 // of every row and exports the same list as the table Python reads (ms_bcewl_aot_registry); a row that names no
 // operation of MS_BCEWL_FOR_EACH_OPERATION fails the build. A new operation is a row here and its case in InferShape
 // there.

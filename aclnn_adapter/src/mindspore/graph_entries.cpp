@@ -6,8 +6,9 @@
 
 // One exported symbol per (operation, reduction), each a function of its own: primitive attrs read through AotExtra
 // would tie the library to one MindSpore build's C++ ABI (std::string by value, vtable layout), and a symbol costs
-// nothing per call and keeps InferShape free of attrs. Every entry takes all four inputs: Python passes a 0-d 1
-// for an absent weight or pos_weight, which the kernels read as a unit weight (no work per element).
+// nothing per call and keeps InferShape free of attrs. An entry takes input and target alone (the caller passed no
+// weight) or all four inputs, with a 0-d 1 for an absent weight or pos_weight, which the kernels read as a unit weight
+// (no work per element).
 
 #include <dlfcn.h>
 
@@ -153,8 +154,9 @@ struct AotCall {
 // MindSpore's argument table: one tensor per place of the signature, each with a rank and, unless 0-d, a shape.
 void CheckCall(const Signature &signature, const AotCall &call) {
   if (call.nparam != signature.tensor_count()) {
-    ThrowError("expected " + std::to_string(signature.tensor_count()) + " arguments (inputs and outputs), got " +
-               std::to_string(call.nparam));
+    const Signature plain{signature.operation, Variant::kPlain};
+    ThrowError("expected " + std::to_string(plain.tensor_count()) + " or " + std::to_string(signature.tensor_count()) +
+               " arguments (inputs and outputs), got " + std::to_string(call.nparam));
   }
   if (call.params == nullptr || call.ndims == nullptr || call.shapes == nullptr || call.dtypes == nullptr) {
     ThrowError("MindSpore passed a null argument table");
@@ -197,15 +199,19 @@ std::string PythonSentence(const BrokenShapeRule &broken, const ShapeOperand *op
 // gives at compile time: the library's rules over the inputs Python names and grad_output, with no exemption for an
 // empty input. A 0-d unit in place of an absent input breaks none. Phase 1 then skips the rules (PlanShapesChecked).
 void CheckShapesAsPython(const Signature &signature, const AotCall &call) {
-  const char *const names[] = {"input", "target", "weight", "pos_weight", "grad_output"};
+  const char *const input_names[] = {"input", "target", "weight", "pos_weight"};
+  const char *names[std::size(input_names) + 1];
   ShapeOperand operands[std::size(names)];
+  const int inputs = signature.input_count() - (signature.grad_output_index() >= 0 ? 1 : 0);
   size_t count = 0;
-  for (; count < 4; ++count) {
+  for (; count < static_cast<size_t>(inputs); ++count) {
     const int index = signature.self_index() + static_cast<int>(count);
     operands[count] = {call.shapes[index], static_cast<size_t>(call.ndims[index]), count >= 2};
+    names[count] = input_names[count];
   }
   if (signature.grad_output_index() >= 0) {
     const int index = signature.grad_output_index();
+    names[count] = "grad_output";
     operands[count++] = {call.shapes[index], static_cast<size_t>(call.ndims[index]), true};
   }
   const auto broken = ms_bcewl::FirstBrokenShapeRule({operands, count, 0, 1, false});
@@ -214,8 +220,15 @@ void CheckShapesAsPython(const Signature &signature, const AotCall &call) {
   }
 }
 
-// The tensors of an entry's call: [grad_output,] the four inputs, then every output of the operation.
-constexpr Signature SignatureOf(Operation operation) { return {operation, Variant::kWp}; }
+// The tensors of an entry's call: [grad_output,] self and target, weight and pos_weight (a 0-d 1 for an absent one)
+// unless the caller passed neither, then every output of the operation. The count of tensors tells the two apart:
+// two inputs fewer spare a PyNative call MindSpore's cost per input.
+constexpr Signature FullSignature(Operation operation) { return {operation, Variant::kWp}; }
+
+constexpr Signature SignatureOfCall(Operation operation, int nparam) {
+  const Signature plain{operation, Variant::kPlain};
+  return nparam == plain.tensor_count() ? plain : FullSignature(operation);
+}
 
 bool SameShape(const AotCall &call, int a, int b) {
   return call.ndims[a] == call.ndims[b] && std::equal(call.shapes[a], call.shapes[a] + call.ndims[a], call.shapes[b]);
@@ -225,6 +238,7 @@ bool SameShape(const AotCall &call, int a, int b) {
 // shape than its input's (a real gradient always has its input's): both then go to the aclnn layer as absent, which
 // is exact, since the input is then the unit Python passes.
 void DropUnaskedWeightGradients(const Signature &signature, const AotCall &call, ms_bcewl::OpArguments *arguments) {
+  if (signature.variant == Variant::kPlain) return;               // no weight, no weight gradient
   const int first_weight_gradient = signature.input_count() + 2;  // after grad_self and grad_target
   if (!SameShape(call, signature.weight_index(), first_weight_gradient)) {
     arguments->weight = arguments->outputs.grad_weight = nullptr;
@@ -241,7 +255,7 @@ aclnnStatus PlanShapesChecked(const ms_bcewl::OpArguments *arguments, uint64_t *
 }
 
 void Launch(Operation operation, int64_t reduction, const AotCall &call) {
-  const Signature signature = SignatureOf(operation);
+  const Signature signature = SignatureOfCall(operation, call.nparam);
   CheckCall(signature, call);
   CheckShapesAsPython(signature, call);
   ms_bcewl::entry::Views views;
@@ -270,7 +284,7 @@ std::vector<int64_t> ShapeOf(int *ndims, int64_t **shapes, int index, const char
 
 // Output shapes: the loss keeps self's shape for 'none' and is 0-d otherwise; each gradient has its argument's.
 std::vector<int64_t> InferShape(Operation operation, int64_t reduction, int *ndims, int64_t **shapes) {
-  const Signature signature = SignatureOf(operation);
+  const Signature signature = FullSignature(operation);  // self and target come first in both
   switch (operation) {
     case Operation::kForward:
       return reduction == ms_bcewl::kReductionNone ? ShapeOf(ndims, shapes, signature.self_index(), "input")
