@@ -47,22 +47,36 @@ def library_path() -> str:
     return str(LIBRARY_PATH)
 
 
-# One exported AOT entry point: its symbol, what it computes, its reduction with the aclnn code, and where its output
-# shapes come from ("library": its InferShape; "python": the primitive's).
-AotEntry = collections.namedtuple("AotEntry", "symbol operation reduction code shapes")
+# One exported AOT entry point: its symbol, what it computes, its reduction with the aclnn code, where its output
+# shapes come from ("library": its InferShape; "python": the primitive's) and the input its calls with one weight pass
+# third ("weight", "pos_weight", or "none": those calls pass all four inputs).
+AotEntry = collections.namedtuple("AotEntry", "symbol operation reduction code shapes third_input")
 
 
 @functools.lru_cache(maxsize=None)
 def aot_entries():
-    """{(operation, reduction): AotEntry} of every entry the library exports, as its registry
-    (aclnn_adapter/src/mindspore/aot_registry.h) lists them; ctypes loads the library MindSpore loads later."""
+    """Every entry the library exports, in the order of its registry (aclnn_adapter/src/mindspore/aot_registry.h);
+    ctypes loads the library MindSpore loads later."""
     registry = ctypes.CDLL(library_path()).ms_bcewl_aot_registry
     registry.restype = ctypes.c_char_p
-    entries = {}
+    entries = []
     for line in registry().decode().splitlines():
-        symbol, operation, reduction, code, shapes = line.split()
-        entries[(operation, reduction)] = AotEntry(symbol, operation, reduction, int(code), shapes)
-    return entries
+        symbol, operation, reduction, code, shapes, third_input = line.split()
+        entries.append(AotEntry(symbol, operation, reduction, int(code), shapes, third_input))
+    return tuple(entries)
+
+
+def aot_entry(operation, reduction, weights):
+    """The entry for a call of `operation` whose caller passed `weights`, the names of the weights among "weight"
+    and "pos_weight", with the inputs it takes: input and target, then the weights passed where a row of the
+    operation takes them alone, else all four."""
+    rows = [entry for entry in aot_entries() if (entry.operation, entry.reduction) == (operation, reduction)]
+    if not weights:
+        return rows[0], ("input", "target")
+    own = [entry for entry in rows if (entry.third_input,) == tuple(weights)]
+    if own:
+        return own[0], ("input", "target", *weights)
+    return rows[0], ("input", "target", "weight", "pos_weight")
 
 
 def check_library(path, machine=None):

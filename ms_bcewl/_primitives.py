@@ -1,12 +1,12 @@
 """The ops.Custom primitives: forward and its gradients side by side, built once per variant and reduction.
 
 Every primitive is created when the package is imported, because graph mode cannot create a primitive while it
-compiles; calls only look one up. A primitive takes input and target alone where the caller passed neither weight
-(MindSpore's PyNative pays per input), else all four inputs, an absent weight or pos_weight as a
-0-d 1 (``unit_like``); the library's entry tells the two by the count of tensors. Every primitive calls the entry
-of its (operation, reduction) from the library's registry (aot_entries(); src/mindspore/aot_registry.h). A
-variant, which optional inputs the caller passed, is known only here: it picks the gradients a bprop computes, so
-that none is computed for an absent input. Output dtypes are the dtype of the argument each output belongs to.
+compiles; calls only look one up. A primitive calls the entry the library's registry names for its operation,
+reduction and variant (aot_entry(); src/mindspore/aot_registry.h), with input and target, then the weights the
+caller passed: a forward takes exactly those (MindSpore's PyNative pays per input), a gradient takes both weights
+where it takes one, an absent one as a 0-d 1 (``unit_like``); the entry tells its signatures apart by the count of
+tensors. A variant, which optional inputs the caller passed, picks the gradients a bprop computes, so that none is
+computed for an absent input. Output dtypes are the dtype of the argument each output belongs to.
 
 Output shapes come from one of two places, hence two tables with the same keys:
 - GRAPH_FORWARD, keyed (has_weight, has_pos_weight, reduction): the library's C++ InferShape, so that dynamic
@@ -24,14 +24,14 @@ from mindspore.ops import CustomRegOp, DataType, PrimitiveWithInfer
 
 from ms_bcewl import _ascend_kernels as ascend_kernels
 from ms_bcewl import _loss_formula as formula
-from ms_bcewl._library import DTYPE_NAMES, REDUCTIONS, aot_entries, library_path
+from ms_bcewl._library import DTYPE_NAMES, REDUCTIONS, aot_entry, library_path
 from ms_bcewl._mindspore_internals import capturing_bytecode, exporting
 
 # The dtypes the primitives compute in (docs/contract.md §5): the library's.
 SUPPORTED_DTYPES = tuple(getattr(mstype, name) for name in DTYPE_NAMES)
 # The gradient of each input, as the library's operations and these primitives' outputs name it.
 GRADIENT_OF = {"input": "grad_self", "target": "grad_target", "weight": "grad_weight", "pos_weight": "grad_pos_weight"}
-# The inputs a primitive takes, in order: all four, or the first two where the caller passed neither weight.
+# The inputs of the loss, in the order a primitive takes those it is passed.
 _INPUTS = tuple(GRADIENT_OF)
 # The variants, (has_weight, has_pos_weight): which optional inputs the caller passed.
 VARIANTS = ((False, False), (True, False), (False, True), (True, True))
@@ -111,12 +111,10 @@ def _zero_for(absent):
     return ops.zeros_like(absent) if in_graph() else _ZEROS[absent.dtype]
 
 
-def _inputs_of(variant):
-    return _INPUTS if any(variant) else _INPUTS[:2]
-
-
-def _symbol(operation, reduction):
-    return aot_entries()[(operation, reduction)].symbol
+def _entry(operation, reduction, variant):
+    """(symbol, input names) of the entry a primitive of `variant` calls."""
+    entry, inputs = aot_entry(operation, reduction, [name for name, has in zip(_INPUTS[2:], variant) if has])
+    return entry.symbol, inputs
 
 
 def _gradient_shapes(has_weight, has_pos_weight):
@@ -137,24 +135,26 @@ def _gradient_primitives(has_weight, has_pos_weight, reduction):
     (below), so that a gradient of these gradients is real; ``all``'s takes one cotangent per
     output, in one formula with the single ones'."""
     variant = (has_weight, has_pos_weight)
-    inputs = _inputs_of(variant)
-    names = ["dout", *inputs]
 
     def grad(of):
+        symbol, inputs = _entry(GRADIENT_OF[of], reduction, variant)
         if of not in inputs:
             return None
-        return _custom(_symbol(GRADIENT_OF[of], reduction), names, [GRADIENT_OF[of]], _dtype_of(names.index(of)),
-                       None, gradient_bprop(reduction, has_weight, has_pos_weight, of), variant)
+        names = ["dout", *inputs]
+        return _custom(symbol, names, [GRADIENT_OF[of]], _dtype_of(names.index(of)), None,
+                       gradient_bprop(reduction, has_weight, has_pos_weight, of), variant)
 
+    symbol, inputs = _entry("grad_all", reduction, variant)
     shapes = _gradient_shapes(has_weight, has_pos_weight) if any(variant) else _shape_of(1, 2)
-    grad_all = _custom(_symbol("grad_all", reduction), names, [GRADIENT_OF[name] for name in inputs],
-                       _dtype_of(*range(1, len(names))), shapes, gradient_bprop(reduction, has_weight, has_pos_weight),
-                       variant)
+    grad_all = _custom(symbol, ["dout", *inputs], [GRADIENT_OF[name] for name in inputs],
+                       _dtype_of(*range(1, len(inputs) + 1)), shapes,
+                       gradient_bprop(reduction, has_weight, has_pos_weight), variant)
     return grad("input"), grad("target"), grad("weight"), grad("pos_weight"), grad_all
 
 
-def _bprop(has_weight, has_pos_weight, reduction):
-    """The forward's bprop: the gradients of the inputs the caller passed, zeros for the units of absent ones."""
+def _bprop(has_weight, has_pos_weight, reduction, forward_inputs):
+    """The bprop of a forward taking `forward_inputs`: the gradients of the inputs the caller passed, zeros for the
+    units of absent ones."""
     dx, dy, dw, dp, grad_all = _gradient_primitives(has_weight, has_pos_weight, reduction)
 
     def bprop_of_two(x, y, out, dout):
@@ -169,19 +169,26 @@ def _bprop(has_weight, has_pos_weight, reduction):
                     dp(dout, x, y, w, p) if has_pos_weight else _zero_for(p))
         d_x, d_y, d_w, d_p = grad_all(dout, x, y, w, p)
         return d_x, d_y, d_w if has_weight else _zero_for(w), d_p if has_pos_weight else _zero_for(p)
-    return bprop if has_weight or has_pos_weight else bprop_of_two
+
+    def bprop_of_weight(x, y, w, out, dout):
+        d_x, d_y, d_w, _ = bprop(x, y, w, unit_like(x), out, dout)
+        return d_x, d_y, d_w
+
+    def bprop_of_pos_weight(x, y, p, out, dout):
+        d_x, d_y, _, d_p = bprop(x, y, unit_like(x), p, out, dout)
+        return d_x, d_y, d_p
+    return {2: bprop_of_two, 4: bprop}.get(len(forward_inputs), bprop_of_weight if has_weight else bprop_of_pos_weight)
 
 
 def _host_forward_table(for_graph):
     """GRAPH_FORWARD (for_graph) or PYNATIVE_FORWARD, whose keys also name the target's dtype: one loss per
-    variant and reduction, each calling the forward entry of its reduction."""
+    variant and reduction, each calling the forward entry of its variant and reduction."""
     table = {}
     dtype_of_target = _dtype_of(_INPUTS.index("target"))
     for (has_weight, has_pos_weight), reduction in ((variant, r) for variant in VARIANTS for r in REDUCTIONS):
-        symbol = _symbol("forward", reduction)
-        bprop = _bprop(has_weight, has_pos_weight, reduction)
         key = (has_weight, has_pos_weight, reduction)
-        inputs = _inputs_of(key[:2])
+        symbol, inputs = _entry("forward", reduction, key[:2])
+        bprop = _bprop(has_weight, has_pos_weight, reduction, inputs)
         if for_graph:
             table[key] = _custom(symbol, inputs, ["loss"], dtype_of_target, None, bprop, key[:2])
         elif reduction != "none":
@@ -366,15 +373,23 @@ def _float32_if_passed(optional):
 # ---- Backend choice, made once at import (everything above is the host backend) ----
 # With device_target "Ascend" both tables hold ms_bcewl/_ascend_kernels.py's losses over the CANN op package's
 # kernels instead (one loss for every dtype of a PyNative key); same keys and call signatures.
-def _with_units(loss):
-    """An Ascend loss, which takes all four inputs, called as a two-input primitive is."""
-    def two_inputs(input, target):  # pylint: disable=redefined-builtin
+def _with_units(loss, has_weight, has_pos_weight):
+    """An Ascend loss, which takes all four inputs, called as the host primitive of its variant is: with input,
+    target and the weights passed."""
+    def no_weight(input, target):  # pylint: disable=redefined-builtin
         return loss(input, target, unit_like(input), unit_like(input))
-    return two_inputs
+
+    def weight_alone(input, target, weight):  # pylint: disable=redefined-builtin
+        return loss(input, target, weight, unit_like(input))
+
+    def pos_weight_alone(input, target, pos_weight):  # pylint: disable=redefined-builtin
+        return loss(input, target, unit_like(input), pos_weight)
+    return {(False, False): no_weight, (True, False): weight_alone, (False, True): pos_weight_alone,
+            (True, True): loss}[(has_weight, has_pos_weight)]
 
 
 if ascend_kernels.runs_on_ascend():
-    GRAPH_FORWARD = {key: loss if any(key[:2]) else _with_units(loss)
+    GRAPH_FORWARD = {key: _with_units(loss, *key[:2])
                      for key, loss in ascend_kernels.forward_table(ascend_kernels.aclnn_kernels()).items()}
     PYNATIVE_FORWARD = {key + (dtype,): loss for key, loss in GRAPH_FORWARD.items() for dtype in SUPPORTED_DTYPES}
 else:

@@ -21,7 +21,7 @@ from mindspore.ops.primitive import constexpr
 from ms_bcewl._library import DTYPE_NAMES, REDUCTION_CODES, REDUCTIONS
 from ms_bcewl._mindspore_internals import cast_arguments
 from ms_bcewl._primitives import (GRAPH_FORWARD, PYNATIVE_FORWARD, SUPPORTED_DTYPES, in_bytecode_capture, in_export,
-                                  in_graph, standard_loss, unit_like)
+                                  in_graph, standard_loss)
 from ms_bcewl._pyboost import PYBOOST
 
 _API = "binary_cross_entropy_with_logits"
@@ -125,13 +125,14 @@ def _pynative_loss(input, target, weight, pos_weight, key):  # pylint: disable=r
 
 
 def _call(primitive, input, target, weight, pos_weight):  # pylint: disable=redefined-builtin
-    """Calls a forward primitive of the call's variant: with input and target alone where the caller passed neither
-    weight, else with all four inputs, a 0-d 1 for an absent one."""
-    if not isinstance(weight, Tensor) and not isinstance(pos_weight, Tensor):
-        return primitive(input, target)
-    weight = weight if isinstance(weight, Tensor) else unit_like(input)
-    pos_weight = pos_weight if isinstance(pos_weight, Tensor) else unit_like(input)
-    return primitive(input, target, weight, pos_weight)
+    """Calls a forward primitive of the call's variant with input, target and the weights the caller passed."""
+    if isinstance(weight, Tensor) and isinstance(pos_weight, Tensor):
+        return primitive(input, target, weight, pos_weight)
+    if isinstance(weight, Tensor):
+        return primitive(input, target, weight)
+    if isinstance(pos_weight, Tensor):
+        return primitive(input, target, pos_weight)
+    return primitive(input, target)
 
 
 # ----------------------------------------------------------------------------------------------------------------

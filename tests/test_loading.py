@@ -49,15 +49,15 @@ def test_the_library_is_named_by_the_absolute_path_inside_the_installed_package(
     assert names == {_library.library_path()}
 
 
-def test_a_loss_without_weights_hands_mindspore_input_and_target_alone():
-    """Each tensor a PyNative call hands MindSpore costs it microseconds: a call that passed neither weight passes
-    no 0-d units. The input names are MindSpore's record of what each primitive takes."""
+def test_a_loss_hands_mindspore_the_inputs_its_caller_passed_and_no_unit():
+    """Each tensor a PyNative call hands MindSpore costs it microseconds: a loss passes no 0-d unit for an absent
+    weight. The input names are MindSpore's record of what each primitive takes."""
     from ms_bcewl import _primitives as primitives
 
     tables = {**primitives.GRAPH_FORWARD, **primitives.PYNATIVE_FORWARD}
     for key, primitive in tables.items():
         has_weight, has_pos_weight = key[:2]
-        expected = ["input", "target", "weight", "pos_weight"] if has_weight or has_pos_weight else ["input", "target"]
+        expected = ["input", "target"] + ["weight"] * has_weight + ["pos_weight"] * has_pos_weight
         assert primitive.attrs["input_names"] == expected, key
 
 
@@ -257,17 +257,22 @@ def test_the_package_works_under_a_white_list_of_its_library_directory_only(tmp_
 # ---------------------------------------------------------------------------------------------------------------
 
 
-# One entry per operation and reduction, each taking all four inputs (a 0-d 1 for an absent weight or pos_weight).
-_OPERATIONS = ("forward", "grad_self", "grad_target", "grad_weight", "grad_pos_weight", "grad_all")
+REDUCTIONS = ("none", "mean", "sum")
+# One row per operation, the forward's two (which weight a call with one weight passes), an entry per reduction.
+_ROWS = (("forward", "forward", "weight"), ("forward_pos_weighted", "forward", "pos_weight"),
+         ("grad_self", "grad_self", "none"), ("grad_target", "grad_target", "none"),
+         ("grad_weight", "grad_weight", "none"), ("grad_pos_weight", "grad_pos_weight", "none"),
+         ("grad_all", "grad_all", "none"))
 
 
 def test_the_registry_lists_every_exported_entry_with_its_infer_shape():
     import ctypes
 
     entries = _library.aot_entries()
-    assert set(entries) == {(operation, r) for operation in _OPERATIONS for r in ("none", "mean", "sum")}
+    expected = {(f"ms_bcewl_{name}_{r}", operation, r, third) for name, operation, third in _ROWS for r in REDUCTIONS}
+    assert {(entry.symbol, entry.operation, entry.reduction, entry.third_input) for entry in entries} == expected
     library = ctypes.CDLL(_library.library_path())
-    for entry in entries.values():
+    for entry in entries:
         assert hasattr(library, entry.symbol), entry
         # an AOT InferShape gives one output: the multi-output entry's shapes come from Python
         assert hasattr(library, entry.symbol + "InferShape") == (entry.operation != "grad_all"), entry
@@ -280,7 +285,7 @@ def test_the_library_exports_the_registry_and_at_most_40_mindspore_symbols():
     listing = subprocess.run(["nm", "-D", "--defined-only", _library.library_path()], capture_output=True, text=True,
                              check=True).stdout
     exported = {line.split()[-1] for line in listing.splitlines() if line.split()[-1].startswith("ms_bcewl_")}
-    entries = _library.aot_entries().values()
+    entries = _library.aot_entries()
     registry = {entry.symbol for entry in entries} | {"ms_bcewl_aot_registry"}
     registry |= {entry.symbol + "InferShape" for entry in entries if entry.shapes == "library"}
     assert exported == registry
@@ -292,7 +297,7 @@ def test_the_library_and_python_give_each_reduction_the_aclnn_code_of_the_contra
 
     contract = {"none": 0, "mean": 1, "sum": 2}  # docs/contract.md §3
     assert REDUCTION_CODES == contract
-    assert {entry.reduction: entry.code for entry in _library.aot_entries().values()} == contract
+    assert {entry.reduction: entry.code for entry in _library.aot_entries()} == contract
 
 
 def test_python_reads_the_dtypes_of_the_library_header():

@@ -18,6 +18,8 @@
 #endif
 extern "C" int ms_bcewl_forward_mean(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes,
                                      void *stream, void *extra);
+extern "C" int ms_bcewl_forward_pos_weighted_mean(int nparam, void **params, int *ndims, int64_t **shapes,
+                                                  const char **dtypes, void *stream, void *extra);
 extern "C" std::vector<int64_t> ms_bcewl_forward_noneInferShape(int *ndims, int64_t **shapes, void *extra);
 
 namespace {
@@ -85,16 +87,26 @@ TEST_CASE(aot_infer_shape_failure_reaches_its_caller_as_the_python_sentence) {
   EXPECT_TRUE(ms_bcewl_forward_noneInferShape(ndims, shapes, nullptr) == std::vector<int64_t>(dims, dims + 8));
 }
 
-TEST_CASE(aot_entry_takes_input_and_target_alone_or_all_four_inputs) {
+// input 0.5, target 0.5: (1 - y) x + (1 + (p - 1) y) log(1 + e^-x), times w; log(1 + e^-0.5) = 0.474077.
+TEST_CASE(aot_entry_takes_input_and_target_then_the_weights_its_caller_passed) {
   ForwardCall call(3);
-  void *params[3] = {call.input.data(), call.target.data(), &call.loss};
-  int ndims[3] = {2, 2, 0};
-  int64_t *shapes[3] = {call.input_dims, call.target_dims, nullptr};
-  const char *dtypes[3] = {"float32", "float32", "float32"};
-  EXPECT_EQ(ms_bcewl_forward_mean(3, params, ndims, shapes, dtypes, nullptr, nullptr), 0);
-  EXPECT_MSG(std::fabs(call.loss - 0.724077f) < 1e-6f, call.loss);  // as with 0-d units for both weights
+  float weight = 2.0f, pos_weight = 3.0f;
+  // Calls `entry` with input, target, then `weights`, then the loss; returns the loss.
+  const auto run = [&](decltype(&ms_bcewl_forward_mean) entry, std::vector<void *> weights) {
+    std::vector<void *> params{call.input.data(), call.target.data()};
+    params.insert(params.end(), weights.begin(), weights.end());
+    params.push_back(&call.loss);
+    int ndims[5] = {2, 2, 0, 0, 0};
+    int64_t *shapes[5] = {call.input_dims, call.target_dims, nullptr, nullptr, nullptr};
+    EXPECT_EQ(entry(static_cast<int>(params.size()), params.data(), ndims, shapes, call.dtypes, nullptr, nullptr), 0);
+    return call.loss;
+  };
+  EXPECT_MSG(std::fabs(run(ms_bcewl_forward_mean, {}) - 0.724077f) < 1e-6f, call.loss);
+  EXPECT_MSG(std::fabs(run(ms_bcewl_forward_mean, {&weight}) - 2.0f * 0.724077f) < 1e-6f, call.loss);
+  EXPECT_MSG(std::fabs(run(ms_bcewl_forward_pos_weighted_mean, {&pos_weight}) - (0.25f + 2.0f * 0.474077f)) < 1e-6f,
+             call.loss);
   const std::string message = FailureSeenByCaller([&] {
-    return ms_bcewl_forward_mean(4, call.params, call.ndims, call.shapes, call.dtypes, nullptr, nullptr) != 0;
+    return ms_bcewl_forward_mean(6, call.params, call.ndims, call.shapes, call.dtypes, nullptr, nullptr) != 0;
   });
-  EXPECT_EQ(message, std::string("ms_bcewl: expected 3 or 5 arguments (inputs and outputs), got 4"));
+  EXPECT_EQ(message, std::string("ms_bcewl: expected 3, 4 or 5 arguments (inputs and outputs), got 6"));
 }

@@ -4,11 +4,10 @@
 
 #include "ms_bcewl/mindspore_entry.h"
 
-// One exported symbol per (operation, reduction), each a function of its own: primitive attrs read through AotExtra
-// would tie the library to one MindSpore build's C++ ABI (std::string by value, vtable layout), and a symbol costs
-// nothing per call and keeps InferShape free of attrs. An entry takes input and target alone (the caller passed no
-// weight) or all four inputs, with a 0-d 1 for an absent weight or pos_weight, which the kernels read as a unit weight
-// (no work per element).
+// One exported symbol per (row of the registry, reduction), each a function of its own: primitive attrs read through
+// AotExtra would tie the library to one MindSpore build's C++ ABI (std::string by value, vtable layout), and a symbol
+// costs nothing per call and keeps InferShape free of attrs. An entry takes input and target, then the weights its
+// caller passed (aot_registry.h); a 0-d 1 in place of an absent one is read as a unit weight (no work per element).
 
 #include <dlfcn.h>
 
@@ -125,7 +124,7 @@ using ms_bcewl::aot::RaiseFailure;
 using ms_bcewl::entry::Signature;
 using ms_bcewl::entry::ThrowError;
 
-// ---- What an entry computes: ms_bcewl_<operation>_<reduction>, of a row of the registry ----
+// ---- What an entry computes: ms_bcewl_<entry>_<reduction>, of a row of the registry ----
 
 constexpr bool SameText(const char *a, const char *b) {
   for (; *a != '\0' && *a == *b; ++a, ++b) {
@@ -141,6 +140,20 @@ constexpr Operation OperationNamed(const char *name) {
   throw "a row of the registry names an operation of MS_BCEWL_FOR_EACH_OPERATION";
 }
 
+// The variant of a row's calls with one weight, by the row's third input; kWp for none (they pass both).
+constexpr Variant VariantWithThirdInput(const char *third_input) {
+  if (SameText(third_input, "weight")) return Variant::kW;
+  if (SameText(third_input, "pos_weight")) return Variant::kP;
+  if (SameText(third_input, "none")) return Variant::kWp;
+  throw "a row of the registry names weight, pos_weight or none as its third input";
+}
+
+// InferShape finds its arguments where the four-input call has them: a row that takes one weight alone must be one
+// whose InferShape reads input alone.
+constexpr bool InfersFromInputAlone(Operation operation, Variant one_weight) {
+  return one_weight == Variant::kWp || operation == Operation::kForward;
+}
+
 // ---- One call ----
 
 struct AotCall {
@@ -151,13 +164,28 @@ struct AotCall {
   const char **dtypes;
 };
 
-// MindSpore's argument table: one tensor per place of the signature, each with a rank and, unless 0-d, a shape.
-void CheckCall(const Signature &signature, const AotCall &call) {
-  if (call.nparam != signature.tensor_count()) {
-    const Signature plain{signature.operation, Variant::kPlain};
-    ThrowError("expected " + std::to_string(plain.tensor_count()) + " or " + std::to_string(signature.tensor_count()) +
-               " arguments (inputs and outputs), got " + std::to_string(call.nparam));
+// The signatures a row's entry takes, told apart by their count of tensors: no weight, the row's one weight (unless
+// its third input is none) and both.
+struct RowSignatures {
+  Signature plain, one_weight, full;
+
+  constexpr RowSignatures(Operation operation, Variant one_weight_variant)
+      : plain{operation, Variant::kPlain}, one_weight{operation, one_weight_variant}, full{operation, Variant::kWp} {}
+
+  // The signature with `nparam` tensors, or ThrowError naming the counts the entry takes.
+  Signature Of(int nparam) const {
+    for (const Signature &signature : {plain, one_weight, full}) {
+      if (signature.tensor_count() == nparam) return signature;
+    }
+    const std::string one =
+        one_weight.variant == Variant::kWp ? " " : ", " + std::to_string(one_weight.tensor_count()) + " ";
+    ThrowError("expected " + std::to_string(plain.tensor_count()) + one + "or " + std::to_string(full.tensor_count()) +
+               " arguments (inputs and outputs), got " + std::to_string(nparam));
   }
+};
+
+// MindSpore's argument table: one tensor per place of the signature, each with a rank and, unless 0-d, a shape.
+void CheckCall(const AotCall &call) {
   if (call.params == nullptr || call.ndims == nullptr || call.shapes == nullptr || call.dtypes == nullptr) {
     ThrowError("MindSpore passed a null argument table");
   }
@@ -220,16 +248,6 @@ void CheckShapesAsPython(const Signature &signature, const AotCall &call) {
   }
 }
 
-// The tensors of an entry's call: [grad_output,] self and target, weight and pos_weight (a 0-d 1 for an absent one)
-// unless the caller passed neither, then every output of the operation. The count of tensors tells the two apart:
-// two inputs fewer spare a PyNative call MindSpore's cost per input.
-constexpr Signature FullSignature(Operation operation) { return {operation, Variant::kWp}; }
-
-constexpr Signature SignatureOfCall(Operation operation, int nparam) {
-  const Signature plain{operation, Variant::kPlain};
-  return nparam == plain.tensor_count() ? plain : FullSignature(operation);
-}
-
 bool SameShape(const AotCall &call, int a, int b) {
   return call.ndims[a] == call.ndims[b] && std::equal(call.shapes[a], call.shapes[a] + call.ndims[a], call.shapes[b]);
 }
@@ -254,9 +272,9 @@ aclnnStatus PlanShapesChecked(const ms_bcewl::OpArguments *arguments, uint64_t *
   return ms_bcewl::PlanOperation(*arguments, workspace_size, executor, ms_bcewl::ShapeRules::kCheckedByCaller);
 }
 
-void Launch(Operation operation, int64_t reduction, const AotCall &call) {
-  const Signature signature = SignatureOfCall(operation, call.nparam);
-  CheckCall(signature, call);
+void Launch(const RowSignatures &row, int64_t reduction, const AotCall &call) {
+  const Signature signature = row.Of(call.nparam);
+  CheckCall(call);
   CheckShapesAsPython(signature, call);
   ms_bcewl::entry::Views views;
   for (int index = 0; index < call.nparam; ++index) {
@@ -265,7 +283,7 @@ void Launch(Operation operation, int64_t reduction, const AotCall &call) {
         ms_bcewl::entry::MakeContiguousView(call.shapes[index], call.ndims[index], dtype, call.params[index]);
   }
   ms_bcewl::OpArguments arguments = ms_bcewl::entry::ArgumentsOf(signature, reduction, views);
-  if (operation == Operation::kGradAll) DropUnaskedWeightGradients(signature, call, &arguments);
+  if (signature.operation == Operation::kGradAll) DropUnaskedWeightGradients(signature, call, &arguments);
   ms_bcewl::entry::Run(arguments, PlanShapesChecked);
 }
 
@@ -284,7 +302,7 @@ std::vector<int64_t> ShapeOf(int *ndims, int64_t **shapes, int index, const char
 
 // Output shapes: the loss keeps self's shape for 'none' and is 0-d otherwise; each gradient has its argument's.
 std::vector<int64_t> InferShape(Operation operation, int64_t reduction, int *ndims, int64_t **shapes) {
-  const Signature signature = FullSignature(operation);  // self and target come first in both
+  const Signature signature{operation, Variant::kWp};  // InfersFromInputAlone: where every call has them
   switch (operation) {
     case Operation::kForward:
       return reduction == ms_bcewl::kReductionNone ? ShapeOf(ndims, shapes, signature.self_index(), "input")
@@ -309,35 +327,36 @@ std::vector<int64_t> InferShape(Operation operation, int64_t reduction, int *ndi
 // ---- The entries: one per row of the registry and reduction ----
 
 // A failure reaches MindSpore as RaiseFailure says; the entries keep no object to destroy when it is raised.
-#define MS_BCEWL_AOT_ENTRY(reduction, constant, code, operation)                                                      \
-  MS_BCEWL_AOT_EXPORT int ms_bcewl_##operation##_##reduction(int nparam, void **params, int *ndims, int64_t **shapes, \
-                                                             const char **dtypes, void *, void *) {                   \
-    static constexpr Operation kOperation = OperationNamed(#operation);                                               \
-    const AotCall call{nparam, params, ndims, shapes, dtypes};                                                        \
-    return RaiseFailure(FailureOf([&] { Launch(kOperation, ms_bcewl::constant, call); }));                            \
+#define MS_BCEWL_AOT_ENTRY(reduction, constant, code, entry, operation, third_input)                              \
+  MS_BCEWL_AOT_EXPORT int ms_bcewl_##entry##_##reduction(int nparam, void **params, int *ndims, int64_t **shapes, \
+                                                         const char **dtypes, void *, void *) {                   \
+    static constexpr RowSignatures kRow(OperationNamed(#operation), VariantWithThirdInput(#third_input));         \
+    const AotCall call{nparam, params, ndims, shapes, dtypes};                                                    \
+    return RaiseFailure(FailureOf([&] { Launch(kRow, ms_bcewl::constant, call); }));                              \
   }
 
 // Where the failure cannot be raised (no libstdc++ in the process, so no MindSpore), the shape is empty.
-#define MS_BCEWL_AOT_INFER_SHAPE(reduction, constant, code, operation)                                                \
-  MS_BCEWL_AOT_EXPORT std::vector<int64_t> ms_bcewl_##operation##_##reduction##InferShape(int *ndims,                 \
-                                                                                          int64_t **shapes, void *) { \
-    static constexpr Operation kOperation = OperationNamed(#operation);                                               \
-    std::vector<int64_t> shape;                                                                                       \
-    RaiseFailure(FailureOf([&] { shape = InferShape(kOperation, ms_bcewl::constant, ndims, shapes); }));              \
-    return shape;                                                                                                     \
+#define MS_BCEWL_AOT_INFER_SHAPE(reduction, constant, code, entry, operation, third_input)                          \
+  MS_BCEWL_AOT_EXPORT std::vector<int64_t> ms_bcewl_##entry##_##reduction##InferShape(int *ndims, int64_t **shapes, \
+                                                                                      void *) {                     \
+    static constexpr Operation kOperation = OperationNamed(#operation);                                             \
+    static_assert(InfersFromInputAlone(kOperation, VariantWithThirdInput(#third_input)));                           \
+    std::vector<int64_t> shape;                                                                                     \
+    RaiseFailure(FailureOf([&] { shape = InferShape(kOperation, ms_bcewl::constant, ndims, shapes); }));            \
+    return shape;                                                                                                   \
   }
 
-#define MS_BCEWL_AOT_ENTRIES(operation) MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_AOT_ENTRY, operation)
-#define MS_BCEWL_AOT_ENTRIES_WITH_INFER_SHAPE(operation) \
-  MS_BCEWL_AOT_ENTRIES(operation) MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_AOT_INFER_SHAPE, operation)
+#define MS_BCEWL_AOT_ENTRIES(...) MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_AOT_ENTRY, __VA_ARGS__)
+#define MS_BCEWL_AOT_ENTRIES_WITH_INFER_SHAPE(...) \
+  MS_BCEWL_AOT_ENTRIES(__VA_ARGS__) MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_AOT_INFER_SHAPE, __VA_ARGS__)
 MS_BCEWL_AOT_OPERATIONS(MS_BCEWL_AOT_ENTRIES, MS_BCEWL_AOT_ENTRIES_WITH_INFER_SHAPE)
 
-// A line of the table per entry: symbol, operation, reduction, its aclnn code, and where the output shapes come from.
-#define MS_BCEWL_AOT_LINE(reduction, constant, code, operation, shapes) \
-  "ms_bcewl_" #operation "_" #reduction " " #operation " " #reduction " " #code " " shapes "\n"
-#define MS_BCEWL_AOT_LINES(operation) MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_AOT_LINE, operation, "python")
-#define MS_BCEWL_AOT_LINES_WITH_INFER_SHAPE(operation) \
-  MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_AOT_LINE, operation, "library")
+// A line of the table per entry: symbol, operation, reduction, its aclnn code, where the output shapes come from, and
+// the third input of a call with one weight.
+#define MS_BCEWL_AOT_LINE(reduction, constant, code, shapes, entry, operation, third_input) \
+  "ms_bcewl_" #entry "_" #reduction " " #operation " " #reduction " " #code " " shapes " " #third_input "\n"
+#define MS_BCEWL_AOT_LINES(...) MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_AOT_LINE, "python", __VA_ARGS__)
+#define MS_BCEWL_AOT_LINES_WITH_INFER_SHAPE(...) MS_BCEWL_FOR_EACH_REDUCTION(MS_BCEWL_AOT_LINE, "library", __VA_ARGS__)
 
 // Every entry as a line of text, for ms_bcewl/_library.py, from which Python builds its primitives.
 MS_BCEWL_AOT_EXPORT const char *ms_bcewl_aot_registry() {
