@@ -38,14 +38,6 @@ MODES = {"pynative": ms.PYNATIVE_MODE, "graph": ms.GRAPH_MODE}
 # Largest error allowed, relative to the largest reference value: about twice the unit roundoff of the output
 # dtype (inputs are rounded to their dtype before the reference sees them; the op computes in float32).
 TOLERANCES = {"float32": 1e-5, "float16": 1e-3, "bfloat16": 8e-3}
-# What the host kernels (aclnn_adapter/src/kernel/) look at to pick their ISA and thread count.
-ISA_ORDER = ("scalar", "avx2", "avx512", "avx512bf16", "neon")
-ISA_FLAGS = {"scalar": set(), "avx2": {"avx2", "fma", "f16c"}, "avx512": {"avx512f"},
-             "avx512bf16": {"avx512f", "avx512dq", "avx512_bf16"}, "neon": {"asimd"}}
-# The next ISA down in each architecture's order (kIsaBelow of isa_kernels.h): what MS_BCEWL_ISA=<isa> allows.
-ISA_BELOW = {"avx2": "scalar", "avx512": "avx2", "avx512bf16": "avx512", "neon": "scalar"}
-# Where /proc/cpuinfo lists a processor's features: "flags" on x86, "Features" on Arm.
-CPUINFO_FEATURE_KEYS = ("flags", "Features")
 # What CMake recorded of the library's build (aclnn_adapter/CMakeLists.txt), shipped beside it by setup.py.
 BUILD_RECORD = LIBRARY_DIR / "libms_bcewl.build.json"
 # What the built-in timing holds per element at most: two float32 inputs, a float64 draw and the ops' outputs.
@@ -67,40 +59,15 @@ def print_table(header, rows):
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def parse_cpu_flags(cpuinfo):
-    """The features of the first processor in the text of /proc/cpuinfo (x86's flags, Arm's Features), or an
-    empty set."""
-    for line in cpuinfo.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() in CPUINFO_FEATURE_KEYS:
-            return set(value.split())
-    return set()
-
-
-def cpu_flags():
-    """The features of the first processor in /proc/cpuinfo (empty where it cannot be read)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            return parse_cpu_flags(cpuinfo.read())
-    except OSError:
-        return set()
-
-
-def simd_level(flags=None, environ=None, compiled=ISA_ORDER):
-    """The kernels' ISA by their own rule: the best that is compiled in and the CPU supports (avx512bf16:
-    avx512f, avx512dq and avx512_bf16; avx512: avx512f; avx2: avx2, fma and f16c; neon: asimd), capped by
-    MS_BCEWL_ISA=scalar|avx2|avx512|avx512bf16|neon when set (that ISA or the best below it in its order)."""
-    flags = cpu_flags() if flags is None else flags
-    requested = (os.environ if environ is None else environ).get("MS_BCEWL_ISA")
-    supported = [isa for isa, needs in ISA_FLAGS.items() if needs <= flags and isa in compiled]
-    allowed = [requested] if requested in ISA_ORDER else list(ISA_ORDER)
-    while allowed[-1] in ISA_BELOW and requested in ISA_ORDER:
-        allowed.append(ISA_BELOW[allowed[-1]])
-    best = max((isa for isa in supported if isa in allowed), key=ISA_ORDER.index)
-    source = f"MS_BCEWL_ISA={requested}" if requested else "MS_BCEWL_ISA unset"
-    if not flags:
-        return f"unknown (no CPU flags in /proc/cpuinfo; {source})"
-    return f"{best} (CPU supports: {', '.join(supported)}; {source})"
+def simd_level(path):
+    """The kernels' ISA, asked of the library: the best this CPU supports and the build compiled in, capped by
+    MS_BCEWL_ISA as it reads it."""
+    library = ctypes.CDLL(path)
+    library.msBcewlKernelIsa.restype = ctypes.c_char_p
+    isa = library.msBcewlKernelIsa().decode()
+    requested = os.environ.get("MS_BCEWL_ISA")
+    return f"{isa} (MS_BCEWL_ISA={requested!r})" if requested is not None else \
+        f"{isa} (the best this CPU and build allow; MS_BCEWL_ISA unset)"
 
 
 def threads(path):
@@ -173,7 +140,7 @@ def info_rows():
             ("MindSpore", ms.__version__), ("NumPy", np.__version__),
             ("Python", f"{platform.python_version()} ({sys.executable})"),
             ("library", path), ("library build", library_build(path, record)), ("backend", backend()),
-            ("SIMD level", simd_level(compiled=record.get("isa_kernels", ISA_ORDER))),
+            ("SIMD level", simd_level(path)),
             ("threads", threads(path)), ("Ascend path", ascend_path()),
             ("PyNative path", pynative_path(pyboost_path.PYBOOST.choice, os.environ)),
             ("PyNative training", PYNATIVE_TRAINING_ADVICE)]

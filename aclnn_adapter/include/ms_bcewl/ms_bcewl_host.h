@@ -18,6 +18,10 @@ ACL_FUNC_VISIBILITY const char *msBcewlLastErrorMessage(void);
 // else the cores this process may run on): what `ms-bcewl info` reports, asked rather than recomputed.
 ACL_FUNC_VISIBILITY int32_t msBcewlKernelThreads(void);
 
+// The name of the ISA the host kernels run on (scalar, avx2, avx512, avx512bf16, neon), by their own rule: the best
+// this CPU supports and the build compiled in, capped by MS_BCEWL_ISA (read once per process). A static string.
+ACL_FUNC_VISIBILITY const char *msBcewlKernelIsa(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -541,3 +541,7 @@ void HoldWorkersForTesting(bool held) { ThePool().HoldWorkers(held); }
 }  // namespace ms_bcewl::kernel
 
 extern "C" int32_t msBcewlKernelThreads(void) { return ms_bcewl::kernel::KernelThreads(); }
+
+extern "C" const char *msBcewlKernelIsa(void) {
+  return ms_bcewl::kernel::kIsaNames[static_cast<int>(ms_bcewl::kernel::ActiveKernels().isa)];
+}
