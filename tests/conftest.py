@@ -5,7 +5,8 @@ folder do not pay for it.  Every MindSpore test runs in one process and switches
 fixture (parametrised over PyNative and GRAPH) or the `pynative` fixture. The native programs are built once per
 session, plainly and with sanitizers (`plain_native_build`, `sanitized_native_build`), for every module that runs
 them. Both builds start with the session's first test, at low priority beside the other tests (most of which keep
-one of the two cores busy), and the tests that need them run last.
+one of the two cores busy), and the tests that need them run last; the native test program runs from each build as
+soon as it is done (`plain_native_tests_run`, `sanitized_native_tests_run`).
 """
 import pytest
 
@@ -43,10 +44,14 @@ def pynative():
 
 # The session's native builds: fixture name -> whether it is the sanitized one.
 NATIVE_BUILDS = {"plain_native_build": False, "sanitized_native_build": True}
+# Runs of the native test program started by the build they run from: fixture name -> the build's fixture name.
+NATIVE_TESTS_RUNS = {"plain_native_tests_run": "plain_native_build",
+                     "sanitized_native_tests_run": "sanitized_native_build"}
 
 
 def native_builds_of(item):
-    return [name for name in NATIVE_BUILDS if name in item.fixturenames]
+    wanted = {NATIVE_TESTS_RUNS.get(name, name) for name in item.fixturenames}
+    return [name for name in NATIVE_BUILDS if name in wanted]
 
 
 def pytest_collection_modifyitems(items):
@@ -63,7 +68,9 @@ def native_builds(request, tmp_path_factory):
     """Starts, with the first test, the builds that the collected tests need (tests/support/native_build.py)."""
     from support.native_build import BackgroundBuild  # pylint: disable=import-outside-toplevel
     needed = sorted({name for item in request.session.items for name in native_builds_of(item)})
-    return {name: BackgroundBuild(tmp_path_factory.mktemp(name), NATIVE_BUILDS[name]) for name in needed}
+    runs = {NATIVE_TESTS_RUNS[name] for item in request.session.items for name in item.fixturenames
+            if name in NATIVE_TESTS_RUNS}
+    return {name: BackgroundBuild(tmp_path_factory.mktemp(name), NATIVE_BUILDS[name], name in runs) for name in needed}
 
 
 @pytest.fixture(scope="session")
@@ -76,3 +83,15 @@ def plain_native_build(native_builds):
 def sanitized_native_build(native_builds):
     """The same with ASan + UBSan (Debug); built once per session."""
     return native_builds["sanitized_native_build"].result()
+
+
+@pytest.fixture(scope="session")
+def plain_native_tests_run(native_builds):
+    """The native test program's run from the plain build (a CompletedProcess), started as soon as it was built."""
+    return native_builds["plain_native_build"].native_tests_run()
+
+
+@pytest.fixture(scope="session")
+def sanitized_native_tests_run(native_builds):
+    """The same from the sanitized build, under ASan + UBSan."""
+    return native_builds["sanitized_native_build"].native_tests_run()

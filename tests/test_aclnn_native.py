@@ -7,13 +7,12 @@ against a float64 NumPy reference, and checks the exported symbols against the h
 import os
 import re
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from support.native_build import (ADAPTER, CMAKE_EXAMPLE, HAVE_TOOLCHAIN, NATIVE_TESTS, REPO, SANITIZER_ENV,
-                                  assert_no_sanitizer_report, run, run_build_step)
+from support.native_build import (ADAPTER, CMAKE_EXAMPLE, HAVE_TOOLCHAIN, REPO, assert_no_sanitizer_report, run,
+                                  run_build_step)
 
 EXAMPLE_DIR = REPO / "examples" / "aclnn"
 
@@ -22,8 +21,8 @@ pytestmark = pytest.mark.skipif(not HAVE_TOOLCHAIN, reason="needs cmake and g++"
 SUMMARY_LINE = re.compile(r"(\d+) passed, (\d+) failed")
 
 
-def assert_native_tests_pass(build_dir: Path, env=None):
-    result = run([build_dir / NATIVE_TESTS], env=env)
+def assert_native_tests_pass(result):
+    """`result`: the native test program's CompletedProcess."""
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-6000:]
     lines = result.stdout.strip().splitlines()
@@ -33,13 +32,12 @@ def assert_native_tests_pass(build_dir: Path, env=None):
     return output
 
 
-def test_native_program_passes(plain_native_build):
-    assert_native_tests_pass(plain_native_build)
+def test_native_program_passes(plain_native_tests_run):
+    assert_native_tests_pass(plain_native_tests_run)
 
 
-def test_native_program_passes_under_asan_and_ubsan(sanitized_native_build):
-    output = assert_native_tests_pass(sanitized_native_build, env=dict(os.environ, **SANITIZER_ENV))
-    assert_no_sanitizer_report(output)
+def test_native_program_passes_under_asan_and_ubsan(sanitized_native_tests_run):
+    assert_no_sanitizer_report(assert_native_tests_pass(sanitized_native_tests_run))
 
 
 def bce_with_logits_reference(x, y, w, p):

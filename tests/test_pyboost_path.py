@@ -343,10 +343,10 @@ print(time.perf_counter() - started, repr(loss), PYBOOST.wait() is None)
 @pytest.mark.rebuilds_pyboost
 def test_the_first_blocking_call_in_an_empty_cache_does_not_wait_for_the_compile(tmp_path):
     """The first PyNative call under launch_blocking() blocked about 60 s while the module compiled, silently.
-    Here the compiler takes 20 s and fails: the first call returns long before, from the primitives, and the
+    Here the compiler takes 10 s and fails: the first call returns long before, from the primitives, and the
     process then learns in one warning line why the module could not be built."""
     compiler = tmp_path / "slow-g++"
-    compiler.write_text("#!/bin/sh\nsleep 20\necho 'slow-g++: error: no compiler here' >&2\nexit 1\n")
+    compiler.write_text("#!/bin/sh\nsleep 10\necho 'slow-g++: error: no compiler here' >&2\nexit 1\n")
     compiler.chmod(0o755)
     environment = {key: value for key, value in os.environ.items() if key != pyboost_path.PATH_VARIABLE}
     environment.update(CXX=str(compiler), MS_BCEWL_CACHE_DIR=str(tmp_path / "cache"))
@@ -525,14 +525,15 @@ def pyboost_loss_in_a_process(root, tmp_path, prefix=()):
 
 
 @pytest.mark.rebuilds_pyboost
-@pytest.mark.parametrize("damage", ["truncated", "empty"])
-def test_a_damaged_cached_module_is_built_again_not_loaded(tmp_path, damage):
+def test_a_damaged_cached_module_is_built_again_not_loaded(tmp_path):
     """A truncated module in the cache killed every later process with SIGBUS (ninja took it for up to date), an
-    empty one disabled pyboost for good; a module that does not match the record of its build is built again."""
+    empty one disabled pyboost for good; a module that does not match the record of its build is built again. Both
+    fail the check against the record, which is all that tells them apart from a good build, so one process rebuilds."""
     folder = copy_of_the_built_module(tmp_path)
-    with open(folder.module, "r+b") as file:
-        file.truncate(folder.module.stat().st_size // 2 if damage == "truncated" else 0)
-    assert folder.verified() is None
+    whole = folder.module.read_bytes()
+    for damaged in (b"", whole[:len(whole) // 2]):
+        folder.module.write_bytes(damaged)
+        assert folder.verified() is None, f"a module of {len(damaged)} of {len(whole)} bytes"
     pyboost_loss_in_a_process(folder.path.parent, tmp_path)
     assert folder.verified() == folder.module
 
