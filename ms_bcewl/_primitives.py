@@ -3,10 +3,10 @@
 Every primitive is created when the package is imported, because graph mode cannot create a primitive while it
 compiles; calls only look one up. A primitive calls the entry the library's registry names for its operation,
 reduction and variant (aot_entry(); src/mindspore/aot_registry.h), with input and target, then the weights the
-caller passed: a forward takes exactly those (MindSpore's PyNative pays per input), a gradient takes both weights
-where it takes one, an absent one as a 0-d 1 (``unit_like``); the entry tells its signatures apart by the count of
-tensors. A variant, which optional inputs the caller passed, picks the gradients a bprop computes, so that none is
-computed for an absent input. Output dtypes are the dtype of the argument each output belongs to.
+caller passed where its row takes them (MindSpore pays per tensor), else both, an absent one as a 0-d 1
+(``unit_like``); the entry tells its signatures apart by the count of tensors. A variant, which optional inputs
+the caller passed, picks the gradients a bprop computes, so that none is computed for an absent input. Output
+dtypes are the dtype of the argument each output belongs to.
 
 Output shapes come from one of two places, hence two tables with the same keys:
 - GRAPH_FORWARD, keyed (has_weight, has_pos_weight, reduction): the library's C++ InferShape, so that dynamic
@@ -21,6 +21,7 @@ import mindspore as ms
 from mindspore import Tensor, ops
 from mindspore.common import dtype as mstype
 from mindspore.ops import CustomRegOp, DataType, PrimitiveWithInfer
+from mindspore.ops.primitive import constexpr
 
 from ms_bcewl import _ascend_kernels as ascend_kernels
 from ms_bcewl import _loss_formula as formula
@@ -101,9 +102,15 @@ in_export = _CompileTimeConstant("ms_bcewl_in_export", exporting)
 in_bytecode_capture = _CompileTimeConstant("ms_bcewl_in_bytecode_capture", capturing_bytecode)
 
 
+@constexpr
+def _unit_of(dtype):
+    """The 0-d 1 of `dtype`, a constant of the graph that calls it (a launched ones() would cost a kernel)."""
+    return _UNITS[dtype]
+
+
 def unit_like(like):
     """What a primitive takes for an absent weight or pos_weight: a 0-d 1 in `like`'s dtype."""
-    return ops.ones((), like.dtype) if in_graph() else _UNITS[like.dtype]
+    return _unit_of(like.dtype) if in_graph() else _UNITS[like.dtype]
 
 
 def _zero_for(absent):
@@ -125,9 +132,24 @@ def _gradient_shapes(has_weight, has_pos_weight):
     return shapes
 
 
+def _called_with_every_input(primitive, inputs):
+    """`primitive`, which takes dout and `inputs`, as a function of dout, input, target, weight and pos_weight (a
+    unit or None where absent) that passes it those it takes."""
+    def with_two(dout, x, y, w, p):
+        return primitive(dout, x, y)
+
+    def with_weight(dout, x, y, w, p):
+        return primitive(dout, x, y, w)
+
+    def with_pos_weight(dout, x, y, w, p):
+        return primitive(dout, x, y, p)
+    return {2: with_two, 4: primitive}.get(len(inputs), with_weight if "weight" in inputs else with_pos_weight)
+
+
 def _gradient_primitives(has_weight, has_pos_weight, reduction):
-    """Primitives (dx, dy, dw, dp, all), dw and dp None without weights; each takes dout, then the variant's inputs;
-    ``all`` returns the gradient of every input the caller passed, from one pass over the inputs where it can.
+    """Primitives (dx, dy, dw, dp, all), dw and dp None without weights, each as a function of dout and the four
+    inputs (_called_with_every_input); ``all`` returns the gradient of every input the entry takes (zeros of a
+    unit's shape for those of absent ones), from one pass over the inputs where it can.
 
     dx, dy, dw and dp infer their shapes with the library's InferShape: graphs need it for dynamic shapes. ``all``
     infers them in Python, so a bprop calls it only where Python runs the bprop (not in_graph()); a graph calls the
@@ -141,42 +163,44 @@ def _gradient_primitives(has_weight, has_pos_weight, reduction):
         if of not in inputs:
             return None
         names = ["dout", *inputs]
-        return _custom(symbol, names, [GRADIENT_OF[of]], _dtype_of(names.index(of)), None,
-                       gradient_bprop(reduction, has_weight, has_pos_weight, of), variant)
+        return _called_with_every_input(_custom(symbol, names, [GRADIENT_OF[of]], _dtype_of(names.index(of)), None,
+                                                gradient_bprop(reduction, variant, inputs, of), variant), inputs)
 
     symbol, inputs = _entry("grad_all", reduction, variant)
-    shapes = _gradient_shapes(has_weight, has_pos_weight) if any(variant) else _shape_of(1, 2)
+    shapes = _gradient_shapes(has_weight, has_pos_weight) if len(inputs) == 4 else _shape_of(*range(1, len(inputs) + 1))
     grad_all = _custom(symbol, ["dout", *inputs], [GRADIENT_OF[name] for name in inputs],
-                       _dtype_of(*range(1, len(inputs) + 1)), shapes,
-                       gradient_bprop(reduction, has_weight, has_pos_weight), variant)
-    return grad("input"), grad("target"), grad("weight"), grad("pos_weight"), grad_all
+                       _dtype_of(*range(1, len(inputs) + 1)), shapes, gradient_bprop(reduction, variant, inputs),
+                       variant)
+    return grad("input"), grad("target"), grad("weight"), grad("pos_weight"), _called_with_every_input(grad_all, inputs)
 
 
 def _bprop(has_weight, has_pos_weight, reduction, forward_inputs):
-    """The bprop of a forward taking `forward_inputs`: the gradients of the inputs the caller passed, zeros for the
-    units of absent ones."""
+    """The bprop of a forward taking `forward_inputs`, the inputs its caller passed: their gradients."""
     dx, dy, dw, dp, grad_all = _gradient_primitives(has_weight, has_pos_weight, reduction)
 
-    def bprop_of_two(x, y, out, dout):
+    def gradients(dout, x, y, w, p):
+        """The gradients of input, target and the weights passed; w and p are units (or None) where absent. A
+        graph computes no other: it may keep what a bprop computes and drops."""
         if in_graph():
-            return dx(dout, x, y), dy(dout, x, y)
-        return grad_all(dout, x, y)
+            passed = (dx(dout, x, y, w, p), dy(dout, x, y, w, p))
+            passed += (dw(dout, x, y, w, p),) if has_weight else ()
+            return passed + ((dp(dout, x, y, w, p),) if has_pos_weight else ())
+        every = grad_all(dout, x, y, w, p)
+        if not has_weight and not has_pos_weight:
+            return every
+        return every[:2] + ((every[2],) if has_weight else ()) + ((every[3],) if has_pos_weight else ())
 
-    def bprop(x, y, w, p, out, dout):
-        if in_graph():
-            return (dx(dout, x, y, w, p), dy(dout, x, y, w, p),
-                    dw(dout, x, y, w, p) if has_weight else _zero_for(w),
-                    dp(dout, x, y, w, p) if has_pos_weight else _zero_for(p))
-        d_x, d_y, d_w, d_p = grad_all(dout, x, y, w, p)
-        return d_x, d_y, d_w if has_weight else _zero_for(w), d_p if has_pos_weight else _zero_for(p)
+    def bprop_of_two(x, y, out, dout):
+        return gradients(dout, x, y, None, None)
 
     def bprop_of_weight(x, y, w, out, dout):
-        d_x, d_y, d_w, _ = bprop(x, y, w, unit_like(x), out, dout)
-        return d_x, d_y, d_w
+        return gradients(dout, x, y, w, unit_like(x))
 
     def bprop_of_pos_weight(x, y, p, out, dout):
-        d_x, d_y, _, d_p = bprop(x, y, unit_like(x), p, out, dout)
-        return d_x, d_y, d_p
+        return gradients(dout, x, y, unit_like(x), p)
+
+    def bprop(x, y, w, p, out, dout):
+        return gradients(dout, x, y, w, p)
     return {2: bprop_of_two, 4: bprop}.get(len(forward_inputs), bprop_of_weight if has_weight else bprop_of_pos_weight)
 
 
@@ -321,13 +345,15 @@ def _pick(cotangent, position):
     return cotangent if position == -1 else cotangent[position]
 
 
-def gradient_bprop(reduction, has_weight, has_pos_weight, of=None):
-    """The bprop of the gradient primitive whose output is the gradient of argument `of` ("input", "target",
-    "weight", "pos_weight"), or, for of None, grad_all's tuple of the gradients of every input, those of absent
-    ones empty and without a cotangent. The units passed for absent inputs take no part: zero gradients."""
+def gradient_bprop(reduction, variant, inputs, of=None):
+    """The bprop of the gradient primitive of `variant` that takes dout and `inputs`, whose output is the gradient of
+    argument `of` ("input", "target", "weight", "pos_weight"), or, for of None, grad_all's tuple of the gradients of
+    every input it takes, those of absent ones empty and without a cotangent. The units passed for absent inputs
+    take no part: zero gradients."""
+    has_weight, has_pos_weight = variant
     present = (True, True, has_weight, has_pos_weight)
-    positions = tuple((index if has else None) if of is None else (-1 if name == of else None)
-                      for index, (name, has) in enumerate(zip(_INPUTS, present)))
+    positions = tuple((inputs.index(name) if has else None) if of is None else (-1 if name == of else None)
+                      for name, has in zip(_INPUTS, present))
 
     def bprop_of_two(dout, x, y, out, cotangent):
         cotangents = (_pick(cotangent, positions[0]), _pick(cotangent, positions[1]), None, None)
@@ -339,7 +365,14 @@ def gradient_bprop(reduction, has_weight, has_pos_weight, of=None):
         d_dout, d_x, d_y, d_w, d_p = second_order(reduction, (dout, x, y, w if has_weight else None,
                                                               p if has_pos_weight else None), cotangents)
         return d_dout, d_x, d_y, _zero_for(w) if d_w is None else d_w, _zero_for(p) if d_p is None else d_p
-    return bprop if has_weight or has_pos_weight else bprop_of_two
+
+    def bprop_of_three(dout, x, y, third, out, cotangent):
+        w, p = (third, None) if inputs[2] == "weight" else (None, third)
+        cotangents = (_pick(cotangent, positions[0]), _pick(cotangent, positions[1]),
+                      _pick(cotangent, positions[2]), _pick(cotangent, positions[3]))
+        d_dout, d_x, d_y, d_w, d_p = second_order(reduction, (dout, x, y, w, p), cotangents)
+        return d_dout, d_x, d_y, d_w if inputs[2] == "weight" else d_p
+    return {2: bprop_of_two, 3: bprop_of_three, 4: bprop}[len(inputs)]
 
 
 # ---- Exports: the loss from standard operators ----

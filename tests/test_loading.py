@@ -260,7 +260,7 @@ def test_the_package_works_under_a_white_list_of_its_library_directory_only(tmp_
 REDUCTIONS = ("none", "mean", "sum")
 # One row per operation, the forward's two (which weight a call with one weight passes), an entry per reduction.
 _ROWS = (("forward", "forward", "weight"), ("forward_pos_weighted", "forward", "pos_weight"),
-         ("grad_self", "grad_self", "none"), ("grad_target", "grad_target", "none"),
+         ("grad_self", "grad_self", "pos_weight"), ("grad_target", "grad_target", "pos_weight"),
          ("grad_weight", "grad_weight", "none"), ("grad_pos_weight", "grad_pos_weight", "none"),
          ("grad_all", "grad_all", "none"))
 

@@ -20,6 +20,8 @@ extern "C" int ms_bcewl_forward_mean(int nparam, void **params, int *ndims, int6
                                      void *stream, void *extra);
 extern "C" int ms_bcewl_forward_pos_weighted_mean(int nparam, void **params, int *ndims, int64_t **shapes,
                                                   const char **dtypes, void *stream, void *extra);
+extern "C" int ms_bcewl_grad_self_mean(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes,
+                                       void *stream, void *extra);
 extern "C" std::vector<int64_t> ms_bcewl_forward_noneInferShape(int *ndims, int64_t **shapes, void *extra);
 
 namespace {
@@ -105,6 +107,14 @@ TEST_CASE(aot_entry_takes_input_and_target_then_the_weights_its_caller_passed) {
   EXPECT_MSG(std::fabs(run(ms_bcewl_forward_mean, {&weight}) - 2.0f * 0.724077f) < 1e-6f, call.loss);
   EXPECT_MSG(std::fabs(run(ms_bcewl_forward_pos_weighted_mean, {&pos_weight}) - (0.25f + 2.0f * 0.474077f)) < 1e-6f,
              call.loss);
+  // dx of the mean with pos_weight alone: (sigmoid(x) (1 + (p - 1) y) - p y) / 12, sigmoid(0.5) = 0.622459
+  float dout = 1.0f;
+  std::vector<float> dx(12, -1.0f);
+  void *grad_params[5] = {&dout, call.input.data(), call.target.data(), &pos_weight, dx.data()};
+  int grad_ndims[5] = {0, 2, 2, 0, 2};
+  int64_t *grad_shapes[5] = {nullptr, call.input_dims, call.target_dims, nullptr, call.input_dims};
+  EXPECT_EQ(ms_bcewl_grad_self_mean(5, grad_params, grad_ndims, grad_shapes, call.dtypes, nullptr, nullptr), 0);
+  EXPECT_MSG(std::fabs(dx[11] - (0.622459f * 2.0f - 1.5f) / 12.0f) < 1e-6f, dx[11]);
   const std::string message = FailureSeenByCaller([&] {
     return ms_bcewl_forward_mean(6, call.params, call.ndims, call.shapes, call.dtypes, nullptr, nullptr) != 0;
   });

@@ -148,10 +148,11 @@ constexpr Variant VariantWithThirdInput(const char *third_input) {
   throw "a row of the registry names weight, pos_weight or none as its third input";
 }
 
-// InferShape finds its arguments where the four-input call has them: a row that takes one weight alone must be one
-// whose InferShape reads input alone.
-constexpr bool InfersFromInputAlone(Operation operation, Variant one_weight) {
-  return one_weight == Variant::kWp || operation == Operation::kForward;
+// InferShape, which is not told the count of tensors, finds its arguments where the four-input call has them: a row
+// that takes one weight alone must be one whose InferShape reads input or target alone, which come first in all.
+constexpr bool InfersFromInputOrTarget(Operation operation, Variant one_weight) {
+  return one_weight == Variant::kWp || operation == Operation::kForward || operation == Operation::kGradSelf ||
+         operation == Operation::kGradTarget;
 }
 
 // ---- One call ----
@@ -302,7 +303,7 @@ std::vector<int64_t> ShapeOf(int *ndims, int64_t **shapes, int index, const char
 
 // Output shapes: the loss keeps self's shape for 'none' and is 0-d otherwise; each gradient has its argument's.
 std::vector<int64_t> InferShape(Operation operation, int64_t reduction, int *ndims, int64_t **shapes) {
-  const Signature signature{operation, Variant::kWp};  // InfersFromInputAlone: where every call has them
+  const Signature signature{operation, Variant::kWp};  // InfersFromInputOrTarget
   switch (operation) {
     case Operation::kForward:
       return reduction == ms_bcewl::kReductionNone ? ShapeOf(ndims, shapes, signature.self_index(), "input")
@@ -340,7 +341,7 @@ std::vector<int64_t> InferShape(Operation operation, int64_t reduction, int *ndi
   MS_BCEWL_AOT_EXPORT std::vector<int64_t> ms_bcewl_##entry##_##reduction##InferShape(int *ndims, int64_t **shapes, \
                                                                                       void *) {                     \
     static constexpr Operation kOperation = OperationNamed(#operation);                                             \
-    static_assert(InfersFromInputAlone(kOperation, VariantWithThirdInput(#third_input)));                           \
+    static_assert(InfersFromInputOrTarget(kOperation, VariantWithThirdInput(#third_input)));                        \
     std::vector<int64_t> shape;                                                                                     \
     RaiseFailure(FailureOf([&] { shape = InferShape(kOperation, ms_bcewl::constant, ndims, shapes); }));            \
     return shape;                                                                                                   \
