@@ -14,6 +14,8 @@ from support import examples
 from support import reference as R
 from support.native_build import HANG_GUARD_SECONDS
 
+pytestmark = pytest.mark.same_for_every_build
+
 msrun = examples.load_module("distributed/msrun.py")
 # A script's path, not a module: msrun starts every worker as `python <script> <arguments>`.
 WORKER = R.TESTS / "support" / "distributed_worker.py"

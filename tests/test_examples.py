@@ -72,6 +72,7 @@ def test_recipe_config_reads_the_same_without_pyyaml():
         config.apply_overrides(changed, ["no_such_key=1"])
 
 
+@pytest.mark.same_for_every_build
 def test_distributed_data_parallel_matches_single_process(tmp_path):
     out = run_example("distributed/check_data_parallel.py", "--workers", "2", "--steps", "5", "--timeout",
                       str(HANG_GUARD_SECONDS // 2), cwd=tmp_path)
@@ -79,6 +80,7 @@ def test_distributed_data_parallel_matches_single_process(tmp_path):
     assert number_after("per rank:", out) <= 1e-5
 
 
+@pytest.mark.same_for_every_build
 def test_distributed_class_split_matches_single_process(tmp_path):
     out = run_example("distributed/check_class_split.py", "--workers", "2", "--steps", "5", "--timeout",
                       str(HANG_GUARD_SECONDS // 2), cwd=tmp_path)

@@ -25,6 +25,8 @@ import ms_bcewl
 from ms_bcewl._pyboost import PYBOOST
 from support import reference as R
 
+pytestmark = pytest.mark.same_for_every_build
+
 VARIANT_NAMES = tuple(R.VARIANTS)
 LEARNING_RATE = 0.5
 
