@@ -40,7 +40,8 @@ def _set_dynamic_inputs(net, mix, case):
     """net(x, y, w, p, g) with each of x, y, w, p static or dynamic as ``mix`` says; g has the loss's shape (for
     'none', as dynamic as the input: MindSpore 2.10 crashes on a static unused input beside a dynamic output)."""
     g_spec = _spec(mix[0], case.x.shape) if case.reduction == "none" else _spec("s", ())
-    net.set_inputs(*(_spec(letter, a.shape) for letter, a in zip(mix, case.args)), g_spec)
+    # an absent weight's place holds the input, which the Cell ignores (R.tensors)
+    net.set_inputs(*(_spec(letter, (case.x if a is None else a).shape) for letter, a in zip(mix, case.args)), g_spec)
     return net
 
 
@@ -86,11 +87,14 @@ def _python_sentence(values):
     return str(excinfo.value)
 
 
-# (mix, shapes of input, target, weight, pos_weight at run time, reduction) that only the run reveals as wrong.
+# (mix, shapes of input, target, weight, pos_weight at run time, None for an absent one, reduction) that only the run
+# reveals as wrong.
 RUN_TIME_MISMATCHES = {
     "target": ("ddss", ((4, 3), (4, 2), (3,), (1, 3)), "mean"),
     "weight": ("ssrs", ((4, 3), (4, 3), (4,), (1, 3)), "mean"),
     "pos_weight_rank": ("rrsr", ((4, 3), (4, 3), (3,), (1, 1, 3)), "mean"),
+    # the entry's third input is then pos_weight, which the sentence names
+    "pos_weight_alone": ("rrsr", ((4, 3), (4, 3), None, (1, 1, 3)), "mean"),
     # the aclnn API skips the broadcast checks for an empty input (contract §8); the Python API does not
     "empty_input_weight": ("ddds", ((0, 3), (0, 3), (2,), (1, 3)), "mean"),
     # refused by the library's InferShape, which gives the output the input's shape, before the kernel runs
@@ -103,11 +107,11 @@ def test_run_time_mismatch_says_what_python_says(graph_mode, name):
     """Shapes known only when the graph runs: the native library raises a RuntimeError holding the very sentence
     of the compile-time check (a binary wheel's library too, which carries a C++ runtime of its own)."""
     mix, shapes, reduction = RUN_TIME_MISMATCHES[name]
-    values = [Tensor(np.full(shape, 0.5, np.float32)) for shape in shapes]
-    case = R.make_case(SHAPE, W_SHAPE, P_SHAPE, reduction)
+    values = [None if shape is None else Tensor(np.full(shape, 0.5, np.float32)) for shape in shapes]
+    case = R.make_case(SHAPE, W_SHAPE if shapes[2] else None, P_SHAPE, reduction)
     net = _set_dynamic_inputs(R.loss_net(case), mix, case)
     with pytest.raises(RuntimeError) as excinfo:
-        net(*values, Tensor(np.float32(1.0)))
+        net(*(values[0] if value is None else value for value in values), Tensor(np.float32(1.0)))
     set_mode("pynative")
     assert _python_sentence(values) in str(excinfo.value)
 

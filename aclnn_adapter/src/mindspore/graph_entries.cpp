@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <exception>
+#include <utility>
 
 #include "api/argument_checks.h"
 #include "mindspore/aot_registry.h"
@@ -228,20 +229,20 @@ std::string PythonSentence(const BrokenShapeRule &broken, const ShapeOperand *op
 // gives at compile time: the library's rules over the inputs Python names and grad_output, with no exemption for an
 // empty input. A 0-d unit in place of an absent input breaks none. Phase 1 then skips the rules (PlanShapesChecked).
 void CheckShapesAsPython(const Signature &signature, const AotCall &call) {
-  const char *const input_names[] = {"input", "target", "weight", "pos_weight"};
-  const char *names[std::size(input_names) + 1];
-  ShapeOperand operands[std::size(names)];
-  const int inputs = signature.input_count() - (signature.grad_output_index() >= 0 ? 1 : 0);
+  // The tensors the rules read, where the signature places them (-1: not in this call), as Python names them.
+  const std::pair<int, const char *> placed[] = {{signature.self_index(), "input"},
+                                                 {signature.self_index() + 1, "target"},
+                                                 {signature.weight_index(), "weight"},
+                                                 {signature.pos_weight_index(), "pos_weight"},
+                                                 {signature.grad_output_index(), "grad_output"}};
+  const char *names[std::size(placed)];
+  ShapeOperand operands[std::size(placed)];
   size_t count = 0;
-  for (; count < static_cast<size_t>(inputs); ++count) {
-    const int index = signature.self_index() + static_cast<int>(count);
-    operands[count] = {call.shapes[index], static_cast<size_t>(call.ndims[index]), count >= 2};
-    names[count] = input_names[count];
-  }
-  if (signature.grad_output_index() >= 0) {
-    const int index = signature.grad_output_index();
-    names[count] = "grad_output";
-    operands[count++] = {call.shapes[index], static_cast<size_t>(call.ndims[index]), true};
+  for (const auto &[index, name] : placed) {
+    if (index < 0) continue;
+    const bool broadcasts = count >= 2;  // input and target match exactly; the rest broadcast to input
+    operands[count] = {call.shapes[index], static_cast<size_t>(call.ndims[index]), broadcasts};
+    names[count++] = name;
   }
   const auto broken = ms_bcewl::FirstBrokenShapeRule({operands, count, 0, 1, false});
   if (broken) {
