@@ -355,22 +355,21 @@ def gradient_bprop(reduction, variant, inputs, of=None):
     positions = tuple((inputs.index(name) if has else None) if of is None else (-1 if name == of else None)
                       for name, has in zip(_INPUTS, present))
 
+    def picked(cotangent):  # the cotangent of each input's gradient, None where the primitive gives none
+        return (_pick(cotangent, positions[0]), _pick(cotangent, positions[1]), _pick(cotangent, positions[2]),
+                _pick(cotangent, positions[3]))
+
     def bprop_of_two(dout, x, y, out, cotangent):
-        cotangents = (_pick(cotangent, positions[0]), _pick(cotangent, positions[1]), None, None)
-        return second_order(reduction, (dout, x, y, None, None), cotangents)[:3]
+        return second_order(reduction, (dout, x, y, None, None), picked(cotangent))[:3]
 
     def bprop(dout, x, y, w, p, out, cotangent):
-        cotangents = (_pick(cotangent, positions[0]), _pick(cotangent, positions[1]),
-                      _pick(cotangent, positions[2]), _pick(cotangent, positions[3]))
         d_dout, d_x, d_y, d_w, d_p = second_order(reduction, (dout, x, y, w if has_weight else None,
-                                                              p if has_pos_weight else None), cotangents)
+                                                              p if has_pos_weight else None), picked(cotangent))
         return d_dout, d_x, d_y, _zero_for(w) if d_w is None else d_w, _zero_for(p) if d_p is None else d_p
 
     def bprop_of_three(dout, x, y, third, out, cotangent):
         w, p = (third, None) if inputs[2] == "weight" else (None, third)
-        cotangents = (_pick(cotangent, positions[0]), _pick(cotangent, positions[1]),
-                      _pick(cotangent, positions[2]), _pick(cotangent, positions[3]))
-        d_dout, d_x, d_y, d_w, d_p = second_order(reduction, (dout, x, y, w, p), cotangents)
+        d_dout, d_x, d_y, d_w, d_p = second_order(reduction, (dout, x, y, w, p), picked(cotangent))
         return d_dout, d_x, d_y, d_w if inputs[2] == "weight" else d_p
     return {2: bprop_of_two, 3: bprop_of_three, 4: bprop}[len(inputs)]
 
